@@ -1,0 +1,195 @@
+//! The single-threaded core of evaluation: one [`Evaluator`] owns the state of the users routed to
+//! it and turns a validated transaction plus one engine [`Snapshot`] into a [`Decision`].
+//!
+//! Per event: detect a resubmitted reference (idempotency), aggregate the user's history as of the
+//! transaction's time, look its parties up in the tenant's lists, screen names, run the rules,
+//! combine the hits, then add the transaction to the user's state. Shards wrap an evaluator in an
+//! OS thread; the fixture runner and `vigil replay` drive one directly.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use rhai::Scope;
+use uuid::Uuid;
+
+use super::rules::{RuleInput, RuleSet};
+use super::state::{
+    counterparty_hash, device_hash, reference_hash, seconds, Event, StateLimits, UserState,
+};
+use super::Snapshot;
+use crate::model::decision::{format_time_ms, ActionBody};
+use crate::model::{Decision, Transaction};
+
+/// Namespace of Vigil's deterministic transaction ids (UUID v5 of tenant and reference).
+const TRANSACTION_NAMESPACE: Uuid = Uuid::from_u128(0x6f0c_1d4e_9a2b_4c7d_8e5f_3a1b_2c9d_0e7f);
+
+/// Vigil's id for a tenant's transaction: the same (tenant, reference) always maps to the same id,
+/// so a replay or resubmission is recognised everywhere.
+pub fn transaction_id(tenant: i64, reference: &str) -> String {
+    let name = format!("{tenant}:{reference}");
+    Uuid::new_v5(&TRANSACTION_NAMESPACE, name.as_bytes()).to_string()
+}
+
+/// What evaluating one transaction produced.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    Decided(Arc<Decision>),
+    /// The reference was already evaluated for this tenant; state was not counted again.
+    Duplicate { transaction_id: String },
+}
+
+/// Per-rule counters resolved once per rule set (no label lookups per event).
+pub trait RuleObserver: Send + Sync {
+    fn observe(&self, rules: &RuleSet, evaluation: &super::rules::Evaluation);
+}
+
+pub struct Evaluator {
+    users: HashMap<i64, HashMap<Box<str>, UserState>>,
+    scope: Scope<'static>,
+    scratch: Vec<u32>,
+    recent: Vec<Event>,
+    limits: StateLimits,
+    clock: fn() -> i64,
+}
+
+pub fn wall_clock_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+impl Evaluator {
+    pub fn new(limits: StateLimits) -> Self {
+        Evaluator {
+            users: HashMap::new(),
+            scope: Scope::new(),
+            scratch: Vec::new(),
+            recent: Vec::new(),
+            limits,
+            clock: wall_clock_ms,
+        }
+    }
+
+    /// Uses `clock` for `evaluatedAt` (fixtures and tests pin it).
+    pub fn with_clock(mut self, clock: fn() -> i64) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    fn user_mut(&mut self, tenant: i64, user: &str) -> &mut UserState {
+        let users = self.users.entry(tenant).or_default();
+        if !users.contains_key(user) {
+            users.insert(Box::from(user), UserState::default());
+        }
+        users.get_mut(user).expect("inserted above")
+    }
+
+    pub fn user(&self, tenant: i64, user: &str) -> Option<&UserState> {
+        self.users.get(&tenant).and_then(|users| users.get(user))
+    }
+
+    pub fn user_count(&self) -> usize {
+        self.users.values().map(HashMap::len).sum()
+    }
+
+    /// Bytes held by user states and their map entries (approximate, for the memory benchmark).
+    pub fn state_bytes(&self) -> usize {
+        self.users
+            .values()
+            .flat_map(|users| users.iter())
+            .map(|(key, state)| {
+                state.memory_bytes() + key.len() + std::mem::size_of::<(Box<str>, UserState)>() + 8
+            })
+            .sum()
+    }
+
+    /// Adds a stored transaction to state without evaluating it (state rebuild at start).
+    pub fn restore(&mut self, tenant: i64, tx: &Transaction) {
+        let limits = self.limits;
+        let state = self.user_mut(tenant, &tx.user_id);
+        if state.has_reference(reference_hash(&tx.reference)) {
+            return;
+        }
+        state.apply(tx, limits);
+    }
+
+    /// Remembers a registered device as known for the user.
+    pub fn register_device(&mut self, tenant: i64, user: &str, device_id: &str) {
+        self.user_mut(tenant, user).remember_device(device_hash(device_id));
+    }
+
+    /// Evaluates `tx` against `snapshot` and records it in the user's state.
+    pub fn evaluate(
+        &mut self,
+        snapshot: &Snapshot,
+        tenant: i64,
+        tx: Transaction,
+        observer: Option<&dyn RuleObserver>,
+    ) -> (Outcome, Transaction) {
+        let id = transaction_id(tenant, &tx.reference);
+        let reference = reference_hash(&tx.reference);
+        let t = seconds(tx.event_time_ms);
+        let limits = self.limits;
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let mut recent = std::mem::take(&mut self.recent);
+        let users = self.users.entry(tenant).or_default();
+        if !users.contains_key(tx.user_id.as_str()) {
+            users.insert(Box::from(tx.user_id.as_str()), UserState::default());
+        }
+        let state = users.get_mut(tx.user_id.as_str()).expect("inserted above");
+        if state.has_reference(reference) {
+            self.scratch = scratch;
+            self.recent = recent;
+            return (Outcome::Duplicate { transaction_id: id }, tx);
+        }
+
+        let counterparty = tx.counterparty_account().map(counterparty_hash).unwrap_or(0);
+        let agg = state.aggregate(t, tx.amount, tx.direction, counterparty, tx.coordinates, &mut scratch);
+        recent.clear();
+        recent.extend(state.recent_before(t).copied());
+        let device_is_new = tx
+            .device_id()
+            .is_some_and(|device| !state.knows_device(device_hash(device)));
+        let known_devices = state.known_device_count();
+        let lists = snapshot.lists.tenant(tenant).facts(&tx);
+        let (screening_outcome, screening_facts) = snapshot.screener.screen(tenant, &tx);
+
+        let input = Arc::new(RuleInput {
+            tx,
+            agg,
+            recent,
+            device_is_new,
+            known_devices,
+            lists,
+            screening: screening_facts,
+        });
+        let rules = &snapshot.rules;
+        let evaluation = rules.evaluate(&input, &mut self.scope);
+        if let Some(observer) = observer {
+            observer.observe(rules, &evaluation);
+        }
+        let verdict = rules.verdict(&evaluation);
+        let input = Arc::try_unwrap(input).unwrap_or_else(|shared| (*shared).clone());
+        let tx = input.tx;
+        self.recent = input.recent;
+        self.scratch = scratch;
+
+        let decision = Decision {
+            transaction_id: id,
+            reference: tx.reference.clone(),
+            risk_score: verdict.risk_score(),
+            action: ActionBody::from(verdict.action),
+            rule_result: verdict.rule_result,
+            reason: verdict.reason,
+            screening: screening_outcome,
+            rules: verdict.rules,
+            rule_errors: verdict.rule_errors,
+            ruleset_version: rules.fingerprint.clone(),
+            transaction_date: format_time_ms(tx.event_time_ms),
+            evaluated_at: format_time_ms((self.clock)()),
+        };
+        let users = self.users.entry(tenant).or_default();
+        if let Some(state) = users.get_mut(tx.user_id.as_str()) {
+            state.apply(&tx, limits);
+        }
+        (Outcome::Decided(Arc::new(decision)), tx)
+    }
+}

@@ -1,0 +1,11 @@
+//! Vigil: an open transaction-monitoring and AML compliance engine.
+//!
+//! Data flows from the sources (HTTP intake, later Kafka) through the sharded [`engine`] (router,
+//! shards, per-user state, Rhai rules) and [`screening`] into the sinks (the [`store`]'s
+//! group-commit writer). The [`api`] serves the spec's endpoints on top; [`server`] wires it all for
+//! `vigil serve`, [`replay`] runs the engine offline.
+
+pub mod engine;
+pub mod metrics;
+pub mod model;
+pub mod screening;

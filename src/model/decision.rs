@@ -1,0 +1,201 @@
+//! The monitoring decision (spec §2.2) as Vigil produces, stores and returns it.
+//!
+//! A [`Decision`] serialises to exactly the `data` object of the instant response: the spec's
+//! fields (`transactionId`, `riskScore`, `action`, `ruleResult`, `reason`, `screening`) plus the
+//! explanation Vigil adds (`rules`, `ruleErrors`, `reference`, `rulesetVersion`, times).
+
+use serde::{Deserialize, Serialize};
+
+/// How severe a rule's finding is; also orders decisive rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Low,
+    Medium,
+    High,
+    Critical,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Low => "low",
+            Severity::Medium => "medium",
+            Severity::High => "high",
+            Severity::Critical => "critical",
+        }
+    }
+}
+
+/// The outcome a client acts on. Ordered by strictness.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    Approved,
+    Review,
+    Rejected,
+}
+
+impl Action {
+    pub fn code(self) -> u8 {
+        match self {
+            Action::Approved => 0,
+            Action::Review => 1,
+            Action::Rejected => 2,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Approved => "approved",
+            Action::Review => "review",
+            Action::Rejected => "rejected",
+        }
+    }
+
+    pub const ALL: [Action; 3] = [Action::Approved, Action::Review, Action::Rejected];
+}
+
+/// `action` as the spec shapes it: `{result, code}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActionBody {
+    pub result: Action,
+    pub code: u8,
+}
+
+impl From<Action> for ActionBody {
+    fn from(action: Action) -> Self {
+        ActionBody {
+            result: action,
+            code: action.code(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuleRef {
+    pub id: String,
+    pub name: String,
+}
+
+/// The decisive rule of a decision.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reason {
+    pub code: String,
+    pub message: String,
+    pub severity: Severity,
+    pub rule: RuleRef,
+}
+
+/// `screening.sender` / `screening.receiver`: "clear", "potential match" or "match" per list kind.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartyScreening {
+    pub pep: String,
+    pub sanction: String,
+}
+
+impl Default for PartyScreening {
+    fn default() -> Self {
+        PartyScreening {
+            pep: "clear".to_owned(),
+            sanction: "clear".to_owned(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScreeningOutcome {
+    pub sender: PartyScreening,
+    pub receiver: PartyScreening,
+}
+
+/// Whether a rule decides (active) or is only recorded (shadow).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RuleMode {
+    Active,
+    Shadow,
+}
+
+/// One triggered rule in a decision's explanation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RuleHit {
+    pub id: String,
+    pub name: String,
+    pub score: f64,
+    pub severity: Severity,
+    pub mode: RuleMode,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub action: Option<Action>,
+}
+
+/// A rule that failed while evaluating (type error, sandbox limit): not a hit, but never hidden.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuleErrorReport {
+    pub id: String,
+    pub error: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Decision {
+    pub transaction_id: String,
+    pub reference: String,
+    /// Two decimal places in [0, 1], e.g. "0.35".
+    pub risk_score: String,
+    pub action: ActionBody,
+    pub rule_result: String,
+    pub reason: Reason,
+    pub screening: ScreeningOutcome,
+    pub rules: Vec<RuleHit>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rule_errors: Vec<RuleErrorReport>,
+    pub ruleset_version: String,
+    /// Event time of the transaction (RFC 3339).
+    pub transaction_date: String,
+    pub evaluated_at: String,
+}
+
+impl Decision {
+    pub fn action(&self) -> Action {
+        self.action.result
+    }
+}
+
+/// Formats a risk score in [0, 1] with exactly two decimal places.
+pub fn format_risk_score(score: f64) -> String {
+    let clamped = if score.is_finite() {
+        score.clamp(0.0, 1.0)
+    } else {
+        1.0
+    };
+    format!("{clamped:.2}")
+}
+
+/// Formats milliseconds since the epoch as RFC 3339 UTC with millisecond precision.
+pub fn format_time_ms(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .unwrap_or_default()
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn risk_scores_have_two_places_and_stay_in_range() {
+        assert_eq!(format_risk_score(0.349), "0.35");
+        assert_eq!(format_risk_score(0.0), "0.00");
+        assert_eq!(format_risk_score(1.7), "1.00");
+        assert_eq!(format_risk_score(f64::NAN), "1.00");
+    }
+
+    #[test]
+    fn actions_serialise_as_the_spec_shows() {
+        let body = serde_json::to_value(ActionBody::from(Action::Approved)).expect("serialises");
+        assert_eq!(body, serde_json::json!({"result": "approved", "code": 0}));
+        assert!(Action::Rejected > Action::Review && Action::Review > Action::Approved);
+    }
+}

@@ -1,0 +1,157 @@
+//! Wire types shared by every part of Vigil: the transaction payload (spec §2.1), the decision
+//! (§2.2), field-level validation errors, and the JSON parsing that produces them.
+//!
+//! Data flows in as bytes, through [`parse_json`] (simd-json, with the failing field's path kept),
+//! into a payload type, whose `validate` turns it into the engine's input. Decisions flow back out
+//! through [`decision`].
+
+pub mod decision;
+pub mod transaction;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+pub use decision::{Action, Decision, Reason, RuleHit, RuleRef, ScreeningOutcome, Severity};
+pub use transaction::{Direction, Transaction, TransactionPayload, ValidationClock};
+
+/// One problem with one field of a request, as reported in a 4xx body.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldError {
+    pub field: String,
+    pub problem: String,
+}
+
+impl FieldError {
+    pub fn new(field: impl Into<String>, problem: impl Into<String>) -> Self {
+        FieldError {
+            field: field.into(),
+            problem: problem.into(),
+        }
+    }
+}
+
+/// A JSON value that clients send either as a string or as a number (identity numbers,
+/// coordinates).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum StringOrNumber {
+    String(String),
+    Number(f64),
+}
+
+impl StringOrNumber {
+    pub fn as_text(&self) -> String {
+        match self {
+            StringOrNumber::String(s) => s.clone(),
+            StringOrNumber::Number(n) => format!("{n}"),
+        }
+    }
+}
+
+/// Why a request body could not be turned into the expected type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ParseError {
+    /// The body is not JSON at all (HTTP 400).
+    Syntax(String),
+    /// The body is JSON but a field has the wrong type or shape (HTTP 422).
+    Shape(FieldError),
+}
+
+/// Parses a JSON body with simd-json, keeping the path of the field that failed.
+///
+/// simd-json parses in place, so the body is copied into `scratch` first; callers on the hot
+/// path pass a reusable buffer.
+pub fn parse_json<T: DeserializeOwned>(body: &[u8], scratch: &mut Vec<u8>) -> Result<T, ParseError> {
+    scratch.clear();
+    scratch.extend_from_slice(body);
+    let mut deserializer = match simd_json::Deserializer::from_slice(scratch) {
+        Ok(deserializer) => deserializer,
+        Err(error) => return Err(ParseError::Syntax(syntax_message(&error))),
+    };
+    serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
+        let path = error.path().to_string();
+        let inner = error.into_inner();
+        // A top-level array reaches serde as a sequence; report it as the body being wrong.
+        if path == "." || path.is_empty() || path.starts_with('[') {
+            return ParseError::Shape(FieldError::new("body", "expected a JSON object"));
+        }
+        ParseError::Shape(FieldError::new(path, shape_message(&inner)))
+    })
+}
+
+fn syntax_message(error: &simd_json::Error) -> String {
+    format!("body is not valid JSON (at byte {})", error.index())
+}
+
+fn shape_message(error: &simd_json::Error) -> String {
+    use simd_json::ErrorType;
+    match error.error() {
+        ErrorType::ExpectedFloat | ErrorType::ExpectedNumber => "expected a number".to_owned(),
+        ErrorType::ExpectedInteger | ErrorType::ExpectedSigned | ErrorType::ExpectedUnsigned => {
+            "expected a whole number".to_owned()
+        }
+        ErrorType::ExpectedString => "expected a string".to_owned(),
+        ErrorType::ExpectedBoolean | ErrorType::ExpectedTrue | ErrorType::ExpectedFalse => {
+            "expected true or false".to_owned()
+        }
+        ErrorType::ExpectedMap => "expected an object".to_owned(),
+        ErrorType::ExpectedArray => "expected an array".to_owned(),
+        ErrorType::ExpectedNull => "expected null".to_owned(),
+        ErrorType::ExpectedEnum => "expected one of the allowed values".to_owned(),
+        ErrorType::Serde(message) => {
+            let message = message.split(" at character").next().unwrap_or(message);
+            message
+                .replace("expected f64", "expected a number")
+                .replace("expected a boolean", "expected true or false")
+                .to_lowercase()
+        }
+        other => format!("{other:?}").to_lowercase(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrong_types_name_the_nested_field() {
+        let mut scratch = Vec::new();
+        let body = br#"{"transactionData":{"reference":"r","amount":"lots"},"anonymizedUserData":{"uniqueId":"u"}}"#;
+        let error = parse_json::<TransactionPayload>(body, &mut scratch).expect_err("wrong type");
+        match error {
+            ParseError::Shape(field) => {
+                assert_eq!(field.field, "transactionData.amount");
+                assert!(field.problem.contains("expected a number"), "{}", field.problem);
+            }
+            other => panic!("expected a shape error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn broken_json_is_a_syntax_error() {
+        let mut scratch = Vec::new();
+        let error = parse_json::<TransactionPayload>(b"{\"transactionData\": ", &mut scratch)
+            .expect_err("broken json");
+        assert!(matches!(error, ParseError::Syntax(_)));
+    }
+
+    #[test]
+    fn a_non_object_body_is_a_shape_error_on_the_body() {
+        let mut scratch = Vec::new();
+        let error = parse_json::<TransactionPayload>(b"[1,2]", &mut scratch).expect_err("array");
+        assert!(matches!(error, ParseError::Shape(FieldError { ref field, .. }) if field == "body"), "{error:?}");
+    }
+
+    #[test]
+    fn both_request_shapes_parse() {
+        let mut scratch = Vec::new();
+        let second_shape = br#"{"transactionData":{"reference":"r","amount":10,"accountCurrency":"NGN",
+            "exchangeRate":1.0,"usdExchangeRate":0.0012,"signatory":"x","transactionScheme":"NIP"},
+            "anonymizedUserData":{"uniqueId":"u","identityNumber":12345678901,"pepStatus":false},
+            "counterpartyData":{"name":"Ada","accountNumber":"0123","identityNumber":"A1"}}"#;
+        let payload: TransactionPayload = parse_json(second_shape, &mut scratch).expect("parses");
+        let data = payload.transaction_data.expect("data");
+        assert_eq!(data.account_currency.as_deref(), Some("NGN"));
+        assert_eq!(data.usd_exchange_rate, Some(0.0012));
+    }
+}
