@@ -5,7 +5,14 @@
 //! group-commit writer). The [`api`] serves the spec's endpoints on top; [`server`] wires it all for
 //! `vigil serve`, [`replay`] runs the engine offline.
 
+pub mod api;
+pub mod config;
 pub mod engine;
 pub mod metrics;
 pub mod model;
+pub mod replay;
 pub mod screening;
+pub mod server;
+pub mod sinks;
+pub mod sources;
+pub mod store;

@@ -1,1 +1,280 @@
-fn main() {}
+//! The `vigil` binary: parses the command line, loads configuration and calls into the library.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context};
+use clap::{Args, Parser, Subcommand};
+use vigil::config::{Config, LogFormat, Settings};
+
+#[derive(Parser)]
+#[command(
+    name = "vigil",
+    version,
+    about = "Transaction monitoring and AML compliance engine"
+)]
+struct Cli {
+    #[command(flatten)]
+    common: Common,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Args, Clone)]
+struct Common {
+    /// TOML config file (every setting can also come from VIGIL_* environment variables).
+    #[arg(long, global = true, env = "VIGIL_CONFIG")]
+    config: Option<PathBuf>,
+    /// Directory for the embedded database.
+    #[arg(long, global = true)]
+    data_dir: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the service.
+    Serve {
+        /// Address to listen on (default 127.0.0.1:8080).
+        #[arg(long)]
+        listen: Option<String>,
+    },
+    /// Manage API keys.
+    Keys {
+        #[command(subcommand)]
+        command: KeysCommand,
+    },
+    /// Manage businesses (tenants).
+    Business {
+        #[command(subcommand)]
+        command: BusinessCommand,
+    },
+    /// Check the rule pack.
+    Rules {
+        #[command(subcommand)]
+        command: RulesCommand,
+    },
+    /// Run a file of transactions (JSON lines, .gz allowed) through the engine offline.
+    Replay {
+        file: PathBuf,
+        /// CSV with `reference` and a label column, for precision and recall.
+        #[arg(long)]
+        labels: Option<PathBuf>,
+        #[arg(long, default_value = "is_sar")]
+        label_column: String,
+        /// Shard threads (default: one per core).
+        #[arg(long)]
+        shards: Option<usize>,
+        /// Stop after this many transactions.
+        #[arg(long)]
+        limit: Option<usize>,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum KeysCommand {
+    /// Create an API key pair for a business (created if new); the secret is printed once.
+    Create {
+        #[arg(long)]
+        business: String,
+        /// May call the admin endpoints (rule reload).
+        #[arg(long)]
+        admin: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// List keys (never secrets).
+    List,
+    /// Revoke a key.
+    Revoke { api_key: String },
+}
+
+#[derive(Subcommand)]
+enum BusinessCommand {
+    /// Set how a business's transactions are answered: realtime or reporting-only.
+    Mode { business: String, mode: String },
+}
+
+#[derive(Subcommand)]
+enum RulesCommand {
+    /// Compile the pack and run its fixtures.
+    Test {
+        #[arg(long)]
+        rules: Option<PathBuf>,
+        #[arg(long)]
+        fixtures: Option<PathBuf>,
+    },
+}
+
+fn settings(common: &Common, listen: Option<String>) -> anyhow::Result<Settings> {
+    let env: BTreeMap<String, String> = std::env::vars().collect();
+    let mut config =
+        Config::load(common.config.as_deref(), &env).context("loading configuration")?;
+    if let Some(dir) = &common.data_dir {
+        config.data_dir = dir.clone();
+    }
+    if let Some(listen) = listen {
+        config.listen = listen;
+    }
+    config.build().context("validating configuration")
+}
+
+fn init_tracing(settings: &Settings) {
+    let filter = tracing_subscriber::EnvFilter::try_new(&settings.config.log.level)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match settings.config.log.format {
+        LogFormat::Json => builder.json().init(),
+        LogFormat::Text => builder.init(),
+    }
+}
+
+async fn open_store(settings: &Settings) -> anyhow::Result<vigil::store::Store> {
+    vigil::store::Store::connect(&settings.database_url, 2)
+        .await
+        .with_context(|| format!("opening the store at {}", settings.database_url))
+}
+
+async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Serve { listen } => {
+            let settings = settings(&cli.common, listen)?;
+            init_tracing(&settings);
+            vigil::server::serve(settings).await.context("serving")?;
+        }
+        Command::Keys { command } => {
+            let settings = settings(&cli.common, None)?;
+            let store = open_store(&settings).await?;
+            match command {
+                KeysCommand::Create {
+                    business,
+                    admin,
+                    json,
+                } => {
+                    if business.trim().is_empty() {
+                        bail!("--business must not be empty");
+                    }
+                    let key = vigil::api::auth::issue_key(&store, business.trim(), admin)
+                        .await
+                        .context("creating the key")?;
+                    if json {
+                        println!(
+                            "{}",
+                            serde_json::json!({"apiKey": key.api_key, "apiSecret": key.api_secret})
+                        );
+                    } else {
+                        println!("business:  {}", key.business);
+                        println!("role:      {}", key.role);
+                        println!("apiKey:    {}", key.api_key);
+                        println!("apiSecret: {}", key.api_secret);
+                        println!("(the secret is shown once; only its digest is stored)");
+                    }
+                }
+                KeysCommand::List => {
+                    for key in store.keys().await.context("listing keys")? {
+                        let state = if key.revoked { "revoked" } else { "active" };
+                        println!(
+                            "{}  {}  {}  {}",
+                            key.api_key, key.business.name, key.role, state
+                        );
+                    }
+                }
+                KeysCommand::Revoke { api_key } => {
+                    if !store
+                        .revoke_key(&api_key)
+                        .await
+                        .context("revoking the key")?
+                    {
+                        bail!("no active key {api_key}");
+                    }
+                    println!("revoked {api_key}");
+                }
+            }
+        }
+        Command::Business { command } => {
+            let settings = settings(&cli.common, None)?;
+            let store = open_store(&settings).await?;
+            match command {
+                BusinessCommand::Mode { business, mode } => {
+                    let mode: vigil::store::ProcessingMode =
+                        mode.parse().map_err(anyhow::Error::msg)?;
+                    let Some(found) = store.business_by_name(&business).await? else {
+                        bail!("no business named {business}");
+                    };
+                    store.set_processing_mode(found.id, mode).await?;
+                    println!("{business}: {}", mode.as_str());
+                }
+            }
+        }
+        Command::Rules { command } => match command {
+            RulesCommand::Test { rules, fixtures } => {
+                let settings = settings(&cli.common, None)?;
+                let rules_dir = rules.unwrap_or(settings.config.rules_dir.clone());
+                let fixtures_dir = fixtures.unwrap_or(settings.config.fixtures_dir.clone());
+                let set = vigil::engine::rules::RuleSet::load(&rules_dir, settings.config.sandbox)
+                    .with_context(|| format!("loading rules from {}", rules_dir.display()))?;
+                let files = vigil::engine::rules::fixtures::load_dir(&fixtures_dir)
+                    .with_context(|| format!("loading fixtures from {}", fixtures_dir.display()))?;
+                println!("{} rules ({})", set.rules.len(), set.fingerprint);
+                let report = vigil::engine::rules::fixtures::run(&std::sync::Arc::new(set), &files);
+                println!("{}", report.summary());
+                if !report.passed() {
+                    return Ok(ExitCode::FAILURE);
+                }
+                println!("all fixtures passed");
+            }
+        },
+        Command::Replay {
+            file,
+            labels,
+            label_column,
+            shards,
+            limit,
+            json,
+        } => {
+            let settings = settings(&cli.common, None)?;
+            let options = vigil::replay::ReplayOptions {
+                file,
+                labels,
+                label_column,
+                rules_dir: settings.config.rules_dir.clone(),
+                sandbox: settings.config.sandbox,
+                shards: shards.unwrap_or(settings.shards),
+                limit,
+            };
+            let report = vigil::replay::run(&options).context("replaying")?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                print!("{}", report.render());
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -16,8 +16,8 @@ use crate::engine::rules::{Evaluation, RuleSet};
 use crate::model::Action;
 
 const LATENCY_BUCKETS: &[f64] = &[
-    0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
-    0.5, 1.0, 2.5,
+    0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+    1.0, 2.5,
 ];
 const EVAL_BUCKETS: &[f64] = &[
     0.000_002, 0.000_005, 0.000_01, 0.000_02, 0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.005,
@@ -44,7 +44,10 @@ pub struct Metrics {
     pub store_errors: IntCounter,
 }
 
-fn register<C: prometheus::core::Collector + Clone + 'static>(registry: &Registry, collector: C) -> C {
+fn register<C: prometheus::core::Collector + Clone + 'static>(
+    registry: &Registry,
+    collector: C,
+) -> C {
     registry
         .register(Box::new(collector.clone()))
         .expect("metric names are unique and valid");
@@ -65,7 +68,10 @@ impl Metrics {
             http_requests: register(
                 r,
                 IntCounterVec::new(
-                    Opts::new("http_requests_total", "HTTP requests by route and status class"),
+                    Opts::new(
+                        "http_requests_total",
+                        "HTTP requests by route and status class",
+                    ),
                     &["route", "class"],
                 )
                 .expect("valid"),
@@ -114,8 +120,11 @@ impl Metrics {
             ),
             decisions: register(
                 r,
-                IntCounterVec::new(Opts::new("decisions_total", "Decisions by action"), &["action"])
-                    .expect("valid"),
+                IntCounterVec::new(
+                    Opts::new("decisions_total", "Decisions by action"),
+                    &["action"],
+                )
+                .expect("valid"),
             ),
             duplicates: register(
                 r,
@@ -161,8 +170,9 @@ impl Metrics {
             store_batch_size: register(
                 r,
                 Histogram::with_opts(
-                    HistogramOpts::new("store_batch_size", "Records per group commit")
-                        .buckets(vec![1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0]),
+                    HistogramOpts::new("store_batch_size", "Records per group commit").buckets(
+                        vec![1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0],
+                    ),
                 )
                 .expect("valid"),
             ),
@@ -226,7 +236,10 @@ impl Metrics {
         use prometheus::Encoder;
         let mut buffer = Vec::new();
         let encoder = prometheus::TextEncoder::new();
-        if encoder.encode(&self.registry.gather(), &mut buffer).is_err() {
+        if encoder
+            .encode(&self.registry.gather(), &mut buffer)
+            .is_err()
+        {
             return String::new();
         }
         String::from_utf8(buffer).unwrap_or_default()

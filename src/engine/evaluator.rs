@@ -35,7 +35,9 @@ pub fn transaction_id(tenant: i64, reference: &str) -> String {
 pub enum Outcome {
     Decided(Arc<Decision>),
     /// The reference was already evaluated for this tenant; state was not counted again.
-    Duplicate { transaction_id: String },
+    Duplicate {
+        transaction_id: String,
+    },
 }
 
 /// Per-rule counters resolved once per rule set (no label lookups per event).
@@ -111,9 +113,23 @@ impl Evaluator {
         state.apply(tx, limits);
     }
 
+    /// Seeds a user's long-term profile (see [`UserState::restore_profile`]).
+    pub fn restore_profile(
+        &mut self,
+        tenant: i64,
+        user: &str,
+        first_ms: i64,
+        last_ms: i64,
+        count: u32,
+    ) {
+        self.user_mut(tenant, user)
+            .restore_profile(first_ms, last_ms, count);
+    }
+
     /// Remembers a registered device as known for the user.
     pub fn register_device(&mut self, tenant: i64, user: &str, device_id: &str) {
-        self.user_mut(tenant, user).remember_device(device_hash(device_id));
+        self.user_mut(tenant, user)
+            .remember_device(device_hash(device_id));
     }
 
     /// Evaluates `tx` against `snapshot` and records it in the user's state.
@@ -141,8 +157,18 @@ impl Evaluator {
             return (Outcome::Duplicate { transaction_id: id }, tx);
         }
 
-        let counterparty = tx.counterparty_account().map(counterparty_hash).unwrap_or(0);
-        let agg = state.aggregate(t, tx.amount, tx.direction, counterparty, tx.coordinates, &mut scratch);
+        let counterparty = tx
+            .counterparty_account()
+            .map(counterparty_hash)
+            .unwrap_or(0);
+        let agg = state.aggregate(
+            t,
+            tx.amount,
+            tx.direction,
+            counterparty,
+            tx.coordinates,
+            &mut scratch,
+        );
         recent.clear();
         recent.extend(state.recent_before(t).copied());
         let device_is_new = tx

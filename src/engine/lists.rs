@@ -14,7 +14,7 @@ use super::rules::ListFacts;
 use crate::model::Transaction;
 
 /// Which list an entry belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ListKind {
     User,

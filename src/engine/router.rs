@@ -116,6 +116,28 @@ impl Engine {
             .map_err(|_| EngineError::Closed)
     }
 
+    /// Seeds a user's long-term profile from history older than the replayed window.
+    pub async fn restore_profile(
+        &self,
+        tenant: i64,
+        user: String,
+        first_ms: i64,
+        last_ms: i64,
+        count: u32,
+    ) -> Result<(), EngineError> {
+        self.sender(tenant, &user)
+            .clone()
+            .send(ShardMsg::RestoreProfile {
+                tenant,
+                user,
+                first_ms,
+                last_ms,
+                count,
+            })
+            .await
+            .map_err(|_| EngineError::Closed)
+    }
+
     pub async fn register_device(
         &self,
         tenant: i64,

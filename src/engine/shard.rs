@@ -11,13 +11,23 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::evaluator::{Evaluator, Outcome};
 use super::state::StateLimits;
-use super::{DecisionSink, EvaluateJob, SharedSnapshot, ShardOutput};
+use super::{DecisionSink, EvaluateJob, ShardOutput, SharedSnapshot};
 use crate::metrics::ShardMetrics;
 use crate::model::Transaction;
 
 pub enum ShardMsg {
     Evaluate(EvaluateJob),
-    Restore { tenant: i64, tx: Box<Transaction> },
+    Restore {
+        tenant: i64,
+        tx: Box<Transaction>,
+    },
+    RestoreProfile {
+        tenant: i64,
+        user: String,
+        first_ms: i64,
+        last_ms: i64,
+        count: u32,
+    },
     RegisterDevice {
         tenant: i64,
         user: String,
@@ -83,6 +93,13 @@ pub fn run(context: ShardContext, mut queue: mpsc::Receiver<ShardMsg>) {
                 }
             }
             ShardMsg::Restore { tenant, tx } => evaluator.restore(tenant, &tx),
+            ShardMsg::RestoreProfile {
+                tenant,
+                user,
+                first_ms,
+                last_ms,
+                count,
+            } => evaluator.restore_profile(tenant, &user, first_ms, last_ms, count),
             ShardMsg::RegisterDevice {
                 tenant,
                 user,

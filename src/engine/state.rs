@@ -197,6 +197,17 @@ impl UserState {
         self.devices.push(hash);
     }
 
+    /// Seeds the long-term profile (first seen, last active, count) from history older than the
+    /// replayed window, so dormancy and account-history rules survive a restart.
+    pub fn restore_profile(&mut self, first_ms: i64, last_ms: i64, count: u32) {
+        let (first, last) = (seconds(first_ms), seconds(last_ms));
+        if self.total_events == 0 || first < self.first_seen {
+            self.first_seen = first;
+        }
+        self.last_active = self.last_active.max(last);
+        self.total_events = self.total_events.saturating_add(count);
+    }
+
     /// Whether a transaction with this reference is already in the 24 h ring.
     pub fn has_reference(&self, hash: u64) -> bool {
         self.references.contains(&hash)
@@ -313,7 +324,8 @@ impl UserState {
             }
             let active = self.last_active.min(t);
             agg.days_since_last_active = f64::from(t - active) / f64::from(DAY);
-            agg.days_since_first_seen = f64::from(t.saturating_sub(self.first_seen)) / f64::from(DAY);
+            agg.days_since_first_seen =
+                f64::from(t.saturating_sub(self.first_seen)) / f64::from(DAY);
         }
         if let (Some((lat, lon, at)), Some(here)) = (self.last_location, location) {
             if t >= at {
@@ -330,7 +342,10 @@ impl UserState {
     /// Adds a transaction to the user's history.
     pub fn apply(&mut self, tx: &Transaction, limits: StateLimits) {
         let t = seconds(tx.event_time_ms);
-        let counterparty = tx.counterparty_account().map(counterparty_hash).unwrap_or(0);
+        let counterparty = tx
+            .counterparty_account()
+            .map(counterparty_hash)
+            .unwrap_or(0);
         let event = Event::new(t, tx.amount, tx.direction, counterparty);
         self.apply_event(event, reference_hash(&tx.reference), limits);
         if let Some((lat, lon)) = tx.coordinates {
@@ -508,7 +523,11 @@ mod tests {
         state.last_active = T0 - 3600;
         let london = (51.5072, -0.1276);
         let agg = state.aggregate(T0, 1.0, Direction::Debit, 0, Some(london), &mut Vec::new());
-        assert!(agg.distance_km > 4_900.0 && agg.distance_km < 5_100.0, "{}", agg.distance_km);
+        assert!(
+            agg.distance_km > 4_900.0 && agg.distance_km < 5_100.0,
+            "{}",
+            agg.distance_km
+        );
         assert!(agg.travel_speed_kmh > 4_900.0);
     }
 
@@ -519,14 +538,25 @@ mod tests {
         };
         let mut state = UserState::default();
         for i in 0..20u32 {
-            state.apply_event(Event::new(T0 + i, 1.0, Direction::Debit, 1), u64::from(i), limits);
+            state.apply_event(
+                Event::new(T0 + i, 1.0, Direction::Debit, 1),
+                u64::from(i),
+                limits,
+            );
         }
         assert_eq!(state.recent.len(), 8);
         let agg = agg_at(&state, T0 + 30);
         // Folded events still count in the day-granular windows.
         assert_eq!(agg.debit_count[W_30D], 20);
-        state.apply_event(Event::new(T0 + 40 * DAY, 1.0, Direction::Debit, 1), 99, limits);
-        assert!(state.days.iter().all(|b| b.day >= (T0 + 40 * DAY) / DAY - BUCKET_DAYS));
+        state.apply_event(
+            Event::new(T0 + 40 * DAY, 1.0, Direction::Debit, 1),
+            99,
+            limits,
+        );
+        assert!(state
+            .days
+            .iter()
+            .all(|b| b.day >= (T0 + 40 * DAY) / DAY - BUCKET_DAYS));
     }
 
     #[test]

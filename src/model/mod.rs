@@ -61,7 +61,10 @@ pub enum ParseError {
 ///
 /// simd-json parses in place, so the body is copied into `scratch` first; callers on the hot
 /// path pass a reusable buffer.
-pub fn parse_json<T: DeserializeOwned>(body: &[u8], scratch: &mut Vec<u8>) -> Result<T, ParseError> {
+pub fn parse_json<T: DeserializeOwned>(
+    body: &[u8],
+    scratch: &mut Vec<u8>,
+) -> Result<T, ParseError> {
     scratch.clear();
     scratch.extend_from_slice(body);
     let mut deserializer = match simd_json::Deserializer::from_slice(scratch) {
@@ -121,7 +124,11 @@ mod tests {
         match error {
             ParseError::Shape(field) => {
                 assert_eq!(field.field, "transactionData.amount");
-                assert!(field.problem.contains("expected a number"), "{}", field.problem);
+                assert!(
+                    field.problem.contains("expected a number"),
+                    "{}",
+                    field.problem
+                );
             }
             other => panic!("expected a shape error, got {other:?}"),
         }
@@ -139,13 +146,17 @@ mod tests {
     fn a_non_object_body_is_a_shape_error_on_the_body() {
         let mut scratch = Vec::new();
         let error = parse_json::<TransactionPayload>(b"[1,2]", &mut scratch).expect_err("array");
-        assert!(matches!(error, ParseError::Shape(FieldError { ref field, .. }) if field == "body"), "{error:?}");
+        assert!(
+            matches!(error, ParseError::Shape(FieldError { ref field, .. }) if field == "body"),
+            "{error:?}"
+        );
     }
 
     #[test]
     fn both_request_shapes_parse() {
         let mut scratch = Vec::new();
-        let second_shape = br#"{"transactionData":{"reference":"r","amount":10,"accountCurrency":"NGN",
+        let second_shape =
+            br#"{"transactionData":{"reference":"r","amount":10,"accountCurrency":"NGN",
             "exchangeRate":1.0,"usdExchangeRate":0.0012,"signatory":"x","transactionScheme":"NIP"},
             "anonymizedUserData":{"uniqueId":"u","identityNumber":12345678901,"pepStatus":false},
             "counterpartyData":{"name":"Ada","accountNumber":"0123","identityNumber":"A1"}}"#;

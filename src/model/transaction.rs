@@ -172,8 +172,13 @@ impl Direction {
             return Direction::Debit;
         };
         let kind = kind.trim();
-        const INFLOWS: [&str; 6] = ["credit", "deposit", "inflow", "incoming", "cash_in", "cash-in"];
-        if INFLOWS.iter().any(|inflow| kind.eq_ignore_ascii_case(inflow)) {
+        const INFLOWS: [&str; 6] = [
+            "credit", "deposit", "inflow", "incoming", "cash_in", "cash-in",
+        ];
+        if INFLOWS
+            .iter()
+            .any(|inflow| kind.eq_ignore_ascii_case(inflow))
+        {
             Direction::Credit
         } else {
             Direction::Debit

@@ -215,7 +215,9 @@ pub fn register(engine: &mut Engine) {
     engine.register_fn(
         "count_debits_between",
         |view: &mut AggView, low: f64, high: f64, hours: INT| -> INT {
-            count_recent(&view.0, hours, |e| !e.is_credit() && e.amount >= low && e.amount < high)
+            count_recent(&view.0, hours, |e| {
+                !e.is_credit() && e.amount >= low && e.amount < high
+            })
         },
     );
     engine.register_fn(
@@ -230,12 +232,18 @@ pub fn register(engine: &mut Engine) {
             count_recent_seconds(&view.0, minutes.saturating_mul(60), |e| e.is_credit())
         },
     );
-    engine.register_fn("sum_debits_within", |view: &mut AggView, minutes: INT| -> f64 {
-        sum_recent_seconds(&view.0, minutes.saturating_mul(60), |e| !e.is_credit())
-    });
-    engine.register_fn("sum_credits_within", |view: &mut AggView, minutes: INT| -> f64 {
-        sum_recent_seconds(&view.0, minutes.saturating_mul(60), |e| e.is_credit())
-    });
+    engine.register_fn(
+        "sum_debits_within",
+        |view: &mut AggView, minutes: INT| -> f64 {
+            sum_recent_seconds(&view.0, minutes.saturating_mul(60), |e| !e.is_credit())
+        },
+    );
+    engine.register_fn(
+        "sum_credits_within",
+        |view: &mut AggView, minutes: INT| -> f64 {
+            sum_recent_seconds(&view.0, minutes.saturating_mul(60), |e| e.is_credit())
+        },
+    );
 
     getters!(engine, LimitsView, {
         "has_daily" => |i| limit(i, |l| l.daily_limit).is_some(),
@@ -289,7 +297,10 @@ pub fn register(engine: &mut Engine) {
     });
 }
 
-fn limit(input: &RuleInput, pick: impl Fn(&crate::model::transaction::Limits) -> Option<f64>) -> Option<f64> {
+fn limit(
+    input: &RuleInput,
+    pick: impl Fn(&crate::model::transaction::Limits) -> Option<f64>,
+) -> Option<f64> {
     input.tx.payload.limits.as_ref().and_then(pick)
 }
 

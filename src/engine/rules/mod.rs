@@ -225,7 +225,9 @@ fn rule_engine(limits: SandboxLimits, sets: HashMap<String, HashSet<String>>) ->
         move |set: &str, value: &str| -> Result<bool, Box<rhai::EvalAltResult>> {
             match sets.get(set) {
                 Some(members) => Ok(members.contains(&value.trim().to_uppercase())),
-                None => Err(format!("unknown set '{set}' (define it under [sets] in pack.toml)").into()),
+                None => {
+                    Err(format!("unknown set '{set}' (define it under [sets] in pack.toml)").into())
+                }
             }
         },
     );
@@ -488,13 +490,20 @@ impl RuleSet {
             Some((_, action, index)) => (action, Some(index)),
             None => (self.thresholds.action_for(score), strongest),
         };
-        let active: Vec<&RuleHit> = rules.iter().filter(|r| r.mode == RuleMode::Active).collect();
+        let active: Vec<&RuleHit> = rules
+            .iter()
+            .filter(|r| r.mode == RuleMode::Active)
+            .collect();
         let rule_result = match active.len() {
             0 => "no rule triggered".to_owned(),
             1 => format!("1 rule triggered: {}", active[0].name),
             n => format!(
                 "{n} rules triggered: {}",
-                active.iter().map(|r| r.name.as_str()).collect::<Vec<_>>().join("; ")
+                active
+                    .iter()
+                    .map(|r| r.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join("; ")
             ),
         };
         let reason = match decisive {
@@ -574,7 +583,12 @@ risky = ["kp", "IR"]
     }
 
     fn compile(rules: &[(PathBuf, String)]) -> Result<RuleSet, RuleError> {
-        RuleSet::compile(Path::new("pack.toml"), MANIFEST, rules, SandboxLimits::default())
+        RuleSet::compile(
+            Path::new("pack.toml"),
+            MANIFEST,
+            rules,
+            SandboxLimits::default(),
+        )
     }
 
     fn input(amount: f64, country: &str) -> Arc<RuleInput> {
@@ -623,8 +637,16 @@ risky = ["kp", "IR"]
     fn higher_priority_overrides_win_and_allow_lists_can_approve() {
         let set = compile(&[
             rule("A", "//! score = 0.9", "true"),
-            rule("ALLOW", "//! score = 0.0\n//! action = \"approve\"\n//! priority = 10", "true"),
-            rule("SANCTION", "//! score = 1.0\n//! action = \"reject\"\n//! priority = 100", "tx.amount > 5000.0"),
+            rule(
+                "ALLOW",
+                "//! score = 0.0\n//! action = \"approve\"\n//! priority = 10",
+                "true",
+            ),
+            rule(
+                "SANCTION",
+                "//! score = 1.0\n//! action = \"reject\"\n//! priority = 100",
+                "tx.amount > 5000.0",
+            ),
         ])
         .expect("compiles");
         let mut scope = Scope::new();
@@ -638,7 +660,8 @@ risky = ["kp", "IR"]
 
     #[test]
     fn shadow_rules_are_recorded_but_do_not_decide() {
-        let set = compile(&[rule("S", "//! score = 1.0\n//! mode = \"shadow\"", "true")]).expect("compiles");
+        let set = compile(&[rule("S", "//! score = 1.0\n//! mode = \"shadow\"", "true")])
+            .expect("compiles");
         let mut scope = Scope::new();
         let verdict = set.verdict(&set.evaluate(&input(10.0, "ng"), &mut scope));
         assert_eq!(verdict.action, Action::Approved);
@@ -654,7 +677,10 @@ risky = ["kp", "IR"]
             .expect_err("must not compile");
         let text = error.to_string();
         assert!(text.starts_with("BAD.rhai:"), "{text}");
-        assert!(matches!(error, RuleError::Compile { line, .. } if line >= 7), "{text}");
+        assert!(
+            matches!(error, RuleError::Compile { line, .. } if line >= 7),
+            "{text}"
+        );
     }
 
     #[test]
@@ -667,7 +693,11 @@ risky = ["kp", "IR"]
     #[test]
     fn runaway_scripts_hit_the_sandbox_and_only_fail_their_rule() {
         let set = compile(&[
-            rule("LOOP", "//! score = 0.5", "let x = 0; loop { x += 1; } x > 0"),
+            rule(
+                "LOOP",
+                "//! score = 0.5",
+                "let x = 0; loop { x += 1; } x > 0",
+            ),
             rule("OK", "//! score = 0.5", "tx.amount > 1.0"),
         ])
         .expect("compiles");
@@ -694,11 +724,18 @@ risky = ["kp", "IR"]
             Err(RuleError::Metadata { .. })
         ));
         assert!(matches!(
-            compile(&[rule("X", "//! score = 0.1", "true"), rule("X", "//! score = 0.1", "true")]),
+            compile(&[
+                rule("X", "//! score = 0.1", "true"),
+                rule("X", "//! score = 0.1", "true")
+            ]),
             Err(RuleError::DuplicateId { .. })
         ));
         assert!(matches!(
-            compile(&[rule("X", "//! score = 0.1\n//! action = \"reject\"", "true")]),
+            compile(&[rule(
+                "X",
+                "//! score = 0.1\n//! action = \"reject\"",
+                "true"
+            )]),
             Err(RuleError::Metadata { .. })
         ));
     }

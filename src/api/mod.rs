@@ -1,0 +1,186 @@
+//! The HTTP API: one axum router serving every endpoint on one port.
+//!
+//! Authenticated routes (spec part 5: `apiKey` + `apiSecret`) sit behind [`auth::require_key`];
+//! `/healthz`, `/readyz`, `/metrics` and `/openapi.json` are open for probes and scrapers. Each
+//! route records its latency and status class with metric handles resolved when the router is
+//! built. Handlers for transactions live in `sources::http`; lists and devices in [`lists`];
+//! operator endpoints in [`admin`].
+
+pub mod admin;
+pub mod auth;
+pub mod error;
+pub mod extract;
+pub mod lists;
+pub mod openapi;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::StatusCode;
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post, MethodRouter};
+use axum::{Json, Router};
+
+use crate::config::Settings;
+use crate::engine::rules::reload::RulesManager;
+use crate::engine::Engine;
+use crate::metrics::Metrics;
+use crate::sinks::store::StoreSink;
+use crate::sources::http as intake;
+use crate::store::Store;
+
+/// Everything handlers share.
+#[derive(Clone)]
+pub struct AppState {
+    pub settings: Arc<Settings>,
+    pub store: Store,
+    pub engine: Arc<Engine>,
+    pub writer: StoreSink,
+    pub keys: Arc<auth::KeyCache>,
+    pub rules: Arc<RulesManager>,
+    pub metrics: Arc<Metrics>,
+}
+
+fn observed(
+    metrics: &Metrics,
+    route: &str,
+    handler: MethodRouter<AppState>,
+) -> MethodRouter<AppState> {
+    let route_metrics = metrics.route(route);
+    handler.layer(middleware::from_fn(move |request: Request, next: Next| {
+        let route_metrics = route_metrics.clone();
+        async move {
+            let started = Instant::now();
+            let response = next.run(request).await;
+            route_metrics.record(response.status().as_u16(), started.elapsed().as_secs_f64());
+            response
+        }
+    }))
+}
+
+/// Builds the router for `state`.
+pub fn router(state: AppState) -> Router {
+    let m = state.metrics.clone();
+    let tm = "/api/v1/transaction-monitoring";
+    let mut authed = Router::new();
+    let routes: Vec<(String, MethodRouter<AppState>)> = vec![
+        (format!("{tm}/instant"), post(intake::instant)),
+        (tm.to_owned(), post(intake::submit)),
+        (format!("{tm}/{{transactionId}}"), get(intake::fetch)),
+        (format!("{tm}/customers/device"), post(lists::save_device)),
+        (
+            format!("{tm}/blacklist-user"),
+            post(lists::add_user).get(lists::list_users),
+        ),
+        (
+            format!("{tm}/blacklist-user/{{userId}}"),
+            axum::routing::delete(lists::remove_user),
+        ),
+        (
+            format!("{tm}/blacklist-vas-receiver"),
+            post(lists::add_vas_receiver).get(lists::list_vas_receivers),
+        ),
+        (
+            format!("{tm}/blacklist-vas-receiver/{{receiver}}"),
+            axum::routing::delete(lists::remove_vas_receiver),
+        ),
+        (
+            format!("{tm}/blacklist-account"),
+            post(lists::add_account).get(lists::list_accounts),
+        ),
+        (
+            format!("{tm}/blacklist-account/{{accountNumber}}"),
+            axum::routing::delete(lists::remove_account),
+        ),
+        (
+            format!("{tm}/blacklist-device"),
+            post(lists::add_device).get(lists::list_devices),
+        ),
+        (
+            format!("{tm}/blacklist-device/{{deviceId}}"),
+            axum::routing::delete(lists::remove_device),
+        ),
+        (
+            "/api/v1/settings".to_owned(),
+            get(admin::get_settings).put(admin::put_settings),
+        ),
+        ("/api/v1/admin/rules".to_owned(), get(admin::rules_status)),
+        (
+            "/api/v1/admin/rules/reload".to_owned(),
+            post(admin::reload_rules),
+        ),
+    ];
+    for (path, handler) in routes {
+        authed = authed.route(&path, observed(&m, &path, handler));
+    }
+    let authed = authed.route_layer(middleware::from_fn_with_state(
+        state.keys.clone(),
+        auth::require_key,
+    ));
+
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
+        .route("/openapi.json", get(openapi::serve))
+        .merge(authed)
+        .fallback(not_found)
+        .layer(DefaultBodyLimit::max(
+            state.settings.config.http.max_body_bytes,
+        ))
+        .with_state(state)
+}
+
+async fn not_found() -> error::ApiError {
+    error::ApiError::not_found("no such endpoint")
+}
+
+async fn healthz() -> Json<serde_json::Value> {
+    Json(serde_json::json!({"status": "ok"}))
+}
+
+/// Ready when the store answers and a rule pack is loaded. A rejected reload leaves the service
+/// ready (the previous pack serves) but reports `degraded` with the error.
+async fn readyz(State(app): State<AppState>) -> Response {
+    let store_ok = app.store.ping().await.is_ok();
+    let rules = app.rules.status();
+    let screening = app.engine.snapshot().load().screener.describe();
+    let status = match (store_ok, rules.last_error.is_some()) {
+        (false, _) => "unavailable",
+        (true, true) => "degraded",
+        (true, false) => "ready",
+    };
+    let body = serde_json::json!({
+        "status": status,
+        "store": if store_ok { "ok" } else { "unreachable" },
+        "rules": &*rules,
+        "screening": screening,
+        "shards": app.engine.shard_count(),
+        "queueDepths": app.engine.queue_depths(),
+    });
+    let code = if store_ok {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    (code, Json(body)).into_response()
+}
+
+async fn metrics(State(app): State<AppState>) -> Response {
+    for (shard, depth) in app.engine.queue_depths().into_iter().enumerate() {
+        app.metrics
+            .queue_depth
+            .with_label_values(&[&shard.to_string()])
+            .set(depth as i64);
+    }
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "text/plain; version=0.0.4",
+        )],
+        app.metrics.render(),
+    )
+        .into_response()
+}

@@ -1,0 +1,359 @@
+//! Configuration: a serde type read from TOML and `VIGIL_*` environment variables, validated and
+//! then built into [`Settings`], the resolved form the service runs on.
+//!
+//! Precedence, lowest first: built-in defaults, the config file, environment variables, CLI flags.
+//! Environment variables map onto keys by prefix and `__` for nesting: `VIGIL_LISTEN` sets
+//! `listen`, `VIGIL_ENGINE__SHARDS` sets `engine.shards`. The environment is passed in as a map,
+//! never read from globals here, so loading is testable.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::engine::rules::SandboxLimits;
+
+#[derive(Debug, Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("invalid config: {0}")]
+    Parse(String),
+    #[error("invalid setting {key}: {problem}")]
+    Invalid { key: String, problem: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// Address the HTTP API listens on.
+    pub listen: String,
+    /// Directory for the embedded database and other local state.
+    pub data_dir: PathBuf,
+    /// `sqlite://…` or `postgres://…`; empty means SQLite at `<data_dir>/vigil.db`.
+    pub database_url: String,
+    /// The rule pack directory.
+    pub rules_dir: PathBuf,
+    /// Rule fixtures run before a reloaded pack goes live (skipped if the directory is missing).
+    pub fixtures_dir: PathBuf,
+    pub engine: EngineConfig,
+    pub http: HttpConfig,
+    pub store: StoreConfig,
+    pub sandbox: SandboxLimits,
+    pub log: LogConfig,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EngineConfig {
+    /// Shard threads; 0 means one per core.
+    pub shards: usize,
+    pub queue_capacity: usize,
+    /// Events per user kept exactly in the 24 h ring before older ones fold into day buckets.
+    pub max_recent_events: usize,
+    /// How far `transactionDate` may be ahead of the server clock before it is clamped.
+    pub max_future_skew_secs: u64,
+    /// Days of stored transactions replayed into state at start (covers the 30 d window).
+    pub restore_days: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HttpConfig {
+    pub max_body_bytes: usize,
+    /// How long a request waits for its durable decision before answering 503.
+    pub request_timeout_ms: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StoreConfig {
+    /// Most records one group commit holds.
+    pub max_batch: usize,
+    pub pool_size: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LogConfig {
+    pub format: LogFormat,
+    /// A tracing filter such as `info` or `vigil=debug,info`.
+    pub level: String,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            listen: "127.0.0.1:8080".into(),
+            data_dir: PathBuf::from("data"),
+            database_url: String::new(),
+            rules_dir: PathBuf::from("rules"),
+            fixtures_dir: PathBuf::from("fixtures/rules"),
+            engine: EngineConfig::default(),
+            http: HttpConfig::default(),
+            store: StoreConfig::default(),
+            sandbox: SandboxLimits::default(),
+            log: LogConfig::default(),
+        }
+    }
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            shards: 0,
+            queue_capacity: 4096,
+            max_recent_events: 512,
+            max_future_skew_secs: 300,
+            restore_days: 31,
+        }
+    }
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            max_body_bytes: 1024 * 1024,
+            request_timeout_ms: 5_000,
+        }
+    }
+}
+
+impl Default for StoreConfig {
+    fn default() -> Self {
+        StoreConfig {
+            max_batch: 512,
+            pool_size: 8,
+        }
+    }
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        LogConfig {
+            format: LogFormat::Text,
+            level: "info".into(),
+        }
+    }
+}
+
+const ENV_PREFIX: &str = "VIGIL_";
+
+/// Environment variables that are not config keys (read by other parts, e.g. CLI flags).
+const ENV_NOT_CONFIG: &[&str] = &["VIGIL_CONFIG", "VIGIL_KAFKA_BROKERS"];
+
+impl Config {
+    /// Loads defaults, then `file` (if any), then the `VIGIL_*` entries of `env`.
+    pub fn load(
+        file: Option<&Path>,
+        env: &BTreeMap<String, String>,
+    ) -> Result<Config, ConfigError> {
+        let mut table = match file {
+            None => toml::Table::new(),
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                })?;
+                text.parse::<toml::Table>()
+                    .map_err(|e| ConfigError::Parse(format!("{}: {e}", path.display())))?
+            }
+        };
+        for (name, value) in env {
+            let Some(key) = name.strip_prefix(ENV_PREFIX) else {
+                continue;
+            };
+            if ENV_NOT_CONFIG.contains(&name.as_str()) {
+                continue;
+            }
+            let path: Vec<String> = key.split("__").map(str::to_lowercase).collect();
+            set_path(&mut table, &path, env_value(value));
+        }
+        let config: Config =
+            toml::Value::Table(table)
+                .try_into()
+                .map_err(|e: toml::de::Error| {
+                    ConfigError::Parse(e.to_string().trim().replace('\n', " "))
+                })?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        let invalid = |key: &str, problem: &str| ConfigError::Invalid {
+            key: key.into(),
+            problem: problem.into(),
+        };
+        self.listen
+            .parse::<SocketAddr>()
+            .map_err(|_| invalid("listen", "must be an address such as 127.0.0.1:8080"))?;
+        if self.engine.queue_capacity == 0 {
+            return Err(invalid("engine.queue_capacity", "must be at least 1"));
+        }
+        if self.engine.max_recent_events < 8 {
+            return Err(invalid("engine.max_recent_events", "must be at least 8"));
+        }
+        if self.http.max_body_bytes < 1024 {
+            return Err(invalid("http.max_body_bytes", "must be at least 1024"));
+        }
+        if self.http.request_timeout_ms == 0 {
+            return Err(invalid("http.request_timeout_ms", "must be positive"));
+        }
+        if self.store.max_batch == 0 || self.store.max_batch > 2000 {
+            return Err(invalid("store.max_batch", "must be between 1 and 2000"));
+        }
+        if self.store.pool_size == 0 {
+            return Err(invalid("store.pool_size", "must be at least 1"));
+        }
+        let url = &self.database_url;
+        if !url.is_empty() && !url.starts_with("sqlite:") && !url.starts_with("postgres") {
+            return Err(invalid(
+                "database_url",
+                "must start with sqlite: or postgres://",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Resolves the configuration into the runtime settings.
+    pub fn build(self) -> Result<Settings, ConfigError> {
+        self.validate()?;
+        let listen = self.listen.parse().map_err(|_| ConfigError::Invalid {
+            key: "listen".into(),
+            problem: "must be an address".into(),
+        })?;
+        let database_url = if self.database_url.is_empty() {
+            format!(
+                "sqlite://{}?mode=rwc",
+                self.data_dir.join("vigil.db").display()
+            )
+        } else {
+            self.database_url.clone()
+        };
+        let shards = if self.engine.shards == 0 {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        } else {
+            self.engine.shards
+        };
+        Ok(Settings {
+            listen,
+            database_url,
+            shards,
+            config: self,
+        })
+    }
+}
+
+/// The resolved configuration.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub listen: SocketAddr,
+    pub database_url: String,
+    pub shards: usize,
+    pub config: Config,
+}
+
+fn env_value(raw: &str) -> toml::Value {
+    let trimmed = raw.trim();
+    if let Ok(i) = trimmed.parse::<i64>() {
+        return toml::Value::Integer(i);
+    }
+    if let Ok(f) = trimmed.parse::<f64>() {
+        if trimmed.contains('.') || trimmed.contains('e') {
+            return toml::Value::Float(f);
+        }
+    }
+    match trimmed {
+        "true" => toml::Value::Boolean(true),
+        "false" => toml::Value::Boolean(false),
+        _ => toml::Value::String(raw.to_owned()),
+    }
+}
+
+fn set_path(table: &mut toml::Table, path: &[String], value: toml::Value) {
+    let Some((last, parents)) = path.split_last() else {
+        return;
+    };
+    let mut current = table;
+    for key in parents {
+        let entry = current
+            .entry(key.clone())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        if !entry.is_table() {
+            *entry = toml::Value::Table(toml::Table::new());
+        }
+        let toml::Value::Table(next) = entry else {
+            return;
+        };
+        current = next;
+    }
+    current.insert(last.clone(), value);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn defaults_run_as_is() {
+        let settings = Config::load(None, &BTreeMap::new())
+            .expect("defaults load")
+            .build()
+            .expect("defaults build");
+        assert_eq!(settings.listen.to_string(), "127.0.0.1:8080");
+        assert_eq!(settings.database_url, "sqlite://data/vigil.db?mode=rwc");
+        assert!(settings.shards >= 1);
+    }
+
+    #[test]
+    fn environment_overrides_file_and_nests_with_double_underscores() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("vigil.toml");
+        std::fs::write(&file, "listen = \"0.0.0.0:9000\"\n[engine]\nshards = 3\n").expect("write");
+        let config = Config::load(
+            Some(&file),
+            &env(&[
+                ("VIGIL_ENGINE__SHARDS", "5"),
+                ("VIGIL_DATA_DIR", "/var/lib/vigil"),
+                ("VIGIL_CONFIG", "ignored"),
+                ("OTHER", "x"),
+            ]),
+        )
+        .expect("loads");
+        assert_eq!(config.listen, "0.0.0.0:9000");
+        assert_eq!(config.engine.shards, 5);
+        assert_eq!(config.data_dir, PathBuf::from("/var/lib/vigil"));
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_are_refused() {
+        let error = Config::load(None, &env(&[("VIGIL_LISTN", "x")])).expect_err("unknown key");
+        assert!(error.to_string().contains("listn"), "{error}");
+        let error = Config::load(None, &env(&[("VIGIL_LISTEN", "nowhere")])).expect_err("bad addr");
+        assert!(matches!(error, ConfigError::Invalid { ref key, .. } if key == "listen"));
+        let error =
+            Config::load(None, &env(&[("VIGIL_DATABASE_URL", "mysql://x")])).expect_err("bad url");
+        assert!(matches!(error, ConfigError::Invalid { ref key, .. } if key == "database_url"));
+    }
+}

@@ -1,0 +1,344 @@
+//! `vigil replay`: runs a file of §2.1 payloads (JSON lines, optionally gzipped) through the same
+//! engine `serve` uses — router, shards, rules — without storing anything, and reports per-rule
+//! hits, the decision mix and throughput. Given labels (CSV with a `reference` column and a
+//! boolean label column, e.g. AMLSim's `labels.csv.gz`), it also reports precision and recall per
+//! rule and for the decision (anything not approved counts as flagged).
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+use arc_swap::ArcSwap;
+use serde::Serialize;
+use thiserror::Error;
+
+use crate::engine::router::EngineOptions;
+use crate::engine::rules::{RuleError, RuleSet, SandboxLimits};
+use crate::engine::state::StateLimits;
+use crate::engine::{DecisionSink, Engine, EvaluateJob, Intake, Outcome, ShardOutput, Snapshot};
+use crate::metrics::Metrics;
+use crate::model::{parse_json, Action, TransactionPayload, ValidationClock};
+use crate::screening::NoScreening;
+
+#[derive(Debug, Error)]
+pub enum ReplayError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Rules(#[from] RuleError),
+    #[error("labels file {path}: {problem}")]
+    Labels { path: PathBuf, problem: String },
+    #[error("cannot start shards: {0}")]
+    Threads(std::io::Error),
+    #[error("the engine stopped during replay")]
+    Engine,
+}
+
+#[derive(Debug, Clone)]
+pub struct ReplayOptions {
+    pub file: PathBuf,
+    pub labels: Option<PathBuf>,
+    pub label_column: String,
+    pub rules_dir: PathBuf,
+    pub sandbox: SandboxLimits,
+    pub shards: usize,
+    pub limit: Option<usize>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RuleStats {
+    pub hits: u64,
+    pub true_positives: u64,
+    pub precision: Option<f64>,
+    pub recall: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ReplayReport {
+    pub events: u64,
+    pub invalid: u64,
+    pub duplicates: u64,
+    pub seconds: f64,
+    pub events_per_second: f64,
+    pub actions: BTreeMap<String, u64>,
+    pub rules: BTreeMap<String, RuleStats>,
+    pub labelled_positive: Option<u64>,
+    pub flagged: RuleStats,
+    pub invalid_samples: Vec<String>,
+}
+
+/// What the collector needs from each decision.
+struct Observed {
+    reference: String,
+    action: Option<Action>,
+    rules: Vec<String>,
+}
+
+struct ChannelSink(mpsc::SyncSender<Observed>);
+
+impl DecisionSink for ChannelSink {
+    fn emit(&self, output: ShardOutput) {
+        let observed = match output.outcome {
+            Outcome::Decided(decision) => Observed {
+                reference: output.tx.reference,
+                action: Some(decision.action()),
+                rules: decision.rules.iter().map(|r| r.id.clone()).collect(),
+            },
+            Outcome::Duplicate { .. } => Observed {
+                reference: output.tx.reference,
+                action: None,
+                rules: Vec::new(),
+            },
+        };
+        let _ = self.0.send(observed);
+    }
+}
+
+fn open(path: &Path) -> Result<Box<dyn BufRead + Send>, ReplayError> {
+    let file = std::fs::File::open(path).map_err(|source| ReplayError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let reader: Box<dyn Read + Send> = if path.extension().is_some_and(|e| e == "gz") {
+        Box::new(flate2::read::MultiGzDecoder::new(file))
+    } else {
+        Box::new(file)
+    };
+    Ok(Box::new(BufReader::with_capacity(1 << 20, reader)))
+}
+
+fn truthy(value: &str) -> bool {
+    matches!(
+        value.trim().to_ascii_lowercase().as_str(),
+        "1" | "true" | "yes" | "t" | "y"
+    )
+}
+
+/// Reads `reference → label` from a CSV with a header row.
+pub fn load_labels(path: &Path, column: &str) -> Result<HashMap<String, bool>, ReplayError> {
+    let labels_error = |problem: String| ReplayError::Labels {
+        path: path.to_path_buf(),
+        problem,
+    };
+    let mut lines = open(path)?.lines();
+    let header = lines
+        .next()
+        .ok_or_else(|| labels_error("empty file".into()))?
+        .map_err(|e| labels_error(e.to_string()))?;
+    let names: Vec<&str> = header.split(',').map(str::trim).collect();
+    let find = |name: &str| names.iter().position(|n| n.eq_ignore_ascii_case(name));
+    let reference = find("reference").ok_or_else(|| labels_error("no reference column".into()))?;
+    let label = find(column).ok_or_else(|| labels_error(format!("no {column} column")))?;
+    let mut labels = HashMap::new();
+    for line in lines {
+        let line = line.map_err(|e| labels_error(e.to_string()))?;
+        let fields: Vec<&str> = line.split(',').collect();
+        if let (Some(r), Some(l)) = (fields.get(reference), fields.get(label)) {
+            labels.insert((*r).to_owned(), truthy(l));
+        }
+    }
+    Ok(labels)
+}
+
+fn ratio(numerator: u64, denominator: u64) -> Option<f64> {
+    (denominator > 0).then(|| numerator as f64 / denominator as f64)
+}
+
+/// Runs the replay and returns its report.
+pub fn run(options: &ReplayOptions) -> Result<ReplayReport, ReplayError> {
+    let labels = match &options.labels {
+        Some(path) => Some(load_labels(path, &options.label_column)?),
+        None => None,
+    };
+    let rules = Arc::new(RuleSet::load(&options.rules_dir, options.sandbox)?);
+    let metrics = Metrics::new();
+    let snapshot = Snapshot {
+        rule_counters: None,
+        lists: Default::default(),
+        screener: Arc::new(NoScreening),
+        rules,
+    };
+    let snapshot = Arc::new(ArcSwap::from_pointee(snapshot));
+    let (sender, receiver) = mpsc::sync_channel::<Observed>(65_536);
+    let engine = Engine::start(
+        EngineOptions {
+            shards: options.shards.max(1),
+            queue_capacity: 8_192,
+            limits: StateLimits::default(),
+        },
+        snapshot,
+        Arc::new(ChannelSink(sender)),
+        &metrics,
+    )
+    .map_err(ReplayError::Threads)?;
+
+    let collector = std::thread::spawn(move || collect(receiver, labels));
+
+    let started = Instant::now();
+    let mut reader = open(&options.file)?;
+    let mut line = Vec::with_capacity(4096);
+    let mut scratch = Vec::with_capacity(4096);
+    let mut invalid = 0u64;
+    let mut invalid_samples = Vec::new();
+    let mut submitted = 0usize;
+    let now_ms = chrono::Utc::now().timestamp_millis();
+    loop {
+        if options.limit.is_some_and(|limit| submitted >= limit) {
+            break;
+        }
+        line.clear();
+        let read = reader
+            .read_until(b'\n', &mut line)
+            .map_err(|source| ReplayError::Read {
+                path: options.file.clone(),
+                source,
+            })?;
+        if read == 0 {
+            break;
+        }
+        let trimmed = line.trim_ascii();
+        if trimmed.is_empty() {
+            continue;
+        }
+        let clock = ValidationClock {
+            now_ms,
+            max_future_skew_ms: 300_000,
+        };
+        let parsed = parse_json::<TransactionPayload>(trimmed, &mut scratch)
+            .map_err(|e| format!("{e:?}"))
+            .and_then(|p| p.validate(clock).map_err(|e| format!("{e:?}")));
+        match parsed {
+            Ok(tx) => {
+                engine
+                    .submit_blocking(EvaluateJob {
+                        tenant: 1,
+                        tx: Box::new(tx),
+                        raw: bytes::Bytes::new(),
+                        intake: Intake::Replay,
+                        reply: None,
+                    })
+                    .map_err(|_| ReplayError::Engine)?;
+                submitted += 1;
+            }
+            Err(problem) => {
+                invalid += 1;
+                if invalid_samples.len() < 5 {
+                    invalid_samples.push(problem);
+                }
+            }
+        }
+    }
+    engine.barrier_blocking().map_err(|_| ReplayError::Engine)?;
+    engine.shutdown();
+    let mut report = collector.join().map_err(|_| ReplayError::Engine)?;
+    let elapsed = started.elapsed().max(Duration::from_nanos(1));
+    report.invalid = invalid;
+    report.invalid_samples = invalid_samples;
+    report.seconds = elapsed.as_secs_f64();
+    report.events_per_second = report.events as f64 / report.seconds;
+    Ok(report)
+}
+
+fn collect(
+    receiver: mpsc::Receiver<Observed>,
+    labels: Option<HashMap<String, bool>>,
+) -> ReplayReport {
+    let mut report = ReplayReport::default();
+    let mut true_positives: HashMap<String, u64> = HashMap::new();
+    let mut flagged_true = 0u64;
+    for observed in receiver {
+        let Some(action) = observed.action else {
+            report.duplicates += 1;
+            continue;
+        };
+        report.events += 1;
+        *report
+            .actions
+            .entry(action.as_str().to_owned())
+            .or_default() += 1;
+        let positive = labels
+            .as_ref()
+            .and_then(|l| l.get(&observed.reference).copied())
+            .unwrap_or(false);
+        for rule in observed.rules {
+            if positive {
+                *true_positives.entry(rule.clone()).or_default() += 1;
+            }
+            report.rules.entry(rule).or_default().hits += 1;
+        }
+        if action != Action::Approved {
+            report.flagged.hits += 1;
+            if positive {
+                flagged_true += 1;
+            }
+        }
+    }
+    if let Some(labels) = labels {
+        let positives = labels.values().filter(|v| **v).count() as u64;
+        report.labelled_positive = Some(positives);
+        for (rule, stats) in report.rules.iter_mut() {
+            stats.true_positives = true_positives.get(rule).copied().unwrap_or(0);
+            stats.precision = ratio(stats.true_positives, stats.hits);
+            stats.recall = ratio(stats.true_positives, positives);
+        }
+        report.flagged.true_positives = flagged_true;
+        report.flagged.precision = ratio(flagged_true, report.flagged.hits);
+        report.flagged.recall = ratio(flagged_true, positives);
+    }
+    report
+}
+
+impl ReplayReport {
+    /// The human-readable report `vigil replay` prints.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let pct = |v: Option<f64>| {
+            v.map(|v| format!("{:6.2}%", v * 100.0))
+                .unwrap_or_else(|| "      -".into())
+        };
+        out.push_str(&format!(
+            "events {}  invalid {}  duplicates {}  elapsed {:.2}s  {:.0} events/s\n",
+            self.events, self.invalid, self.duplicates, self.seconds, self.events_per_second
+        ));
+        out.push_str("decisions:");
+        for (action, count) in &self.actions {
+            let share = *count as f64 * 100.0 / self.events.max(1) as f64;
+            out.push_str(&format!("  {action} {count} ({share:.2}%)"));
+        }
+        out.push('\n');
+        if let Some(positives) = self.labelled_positive {
+            out.push_str(&format!("labelled positives: {positives}\n"));
+        }
+        out.push_str(&format!(
+            "{:<10} {:>10} {:>10} {:>9} {:>9}\n",
+            "rule", "hits", "true+", "precision", "recall"
+        ));
+        for (rule, stats) in &self.rules {
+            out.push_str(&format!(
+                "{:<10} {:>10} {:>10} {:>9} {:>9}\n",
+                rule,
+                stats.hits,
+                stats.true_positives,
+                pct(stats.precision),
+                pct(stats.recall)
+            ));
+        }
+        out.push_str(&format!(
+            "{:<10} {:>10} {:>10} {:>9} {:>9}\n",
+            "FLAGGED",
+            self.flagged.hits,
+            self.flagged.true_positives,
+            pct(self.flagged.precision),
+            pct(self.flagged.recall)
+        ));
+        for sample in &self.invalid_samples {
+            out.push_str(&format!("invalid: {sample}\n"));
+        }
+        out
+    }
+}

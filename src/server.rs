@@ -1,0 +1,321 @@
+//! `vigil serve`: wires the store, rule pack, engine, writer and API together and runs them until
+//! SIGINT/SIGTERM.
+//!
+//! Start-up order matters for correctness: the store is migrated; the rule pack must load and pass
+//! its fixtures; lists and devices are loaded; the writer and shards start; state is rebuilt from
+//! stored decisions (long-term profiles first, then the last `restore_days` of transactions in
+//! arrival order); only then are pending asynchronous submissions re-evaluated and the listener
+//! opened. Shutdown stops accepting requests, drains the shards into the writer and waits for the
+//! writer's last commit.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use thiserror::Error;
+use tokio::net::TcpListener;
+
+use crate::api::{self, auth::KeyCache, AppState};
+use crate::config::Settings;
+use crate::engine::router::EngineOptions;
+use crate::engine::rules::reload::{load_checked, RulesManager};
+use crate::engine::rules::RuleError;
+use crate::engine::state::StateLimits;
+use crate::engine::{Engine, EvaluateJob, Intake, Lists, Snapshot};
+use crate::metrics::Metrics;
+use crate::model::{Transaction, TransactionPayload, ValidationClock};
+use crate::screening::NoScreening;
+use crate::sinks::store::spawn_writer;
+use crate::store::{Store, StoreError, StoredTransaction};
+
+#[derive(Debug, Error)]
+pub enum ServeError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("rule pack does not load: {0}")]
+    Rules(#[from] RuleError),
+    #[error("cannot listen on {addr}: {source}")]
+    Listen {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("cannot start shard threads: {0}")]
+    Threads(std::io::Error),
+    #[error("server error: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("engine stopped during start-up")]
+    EngineClosed,
+}
+
+/// A running service, for tests: its address and a way to stop it.
+pub struct Running {
+    pub addr: SocketAddr,
+    shutdown: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<Result<(), ServeError>>,
+}
+
+impl Running {
+    /// Stops the service gracefully and waits for the last commit.
+    pub async fn stop(self) -> Result<(), ServeError> {
+        let _ = self.shutdown.send(());
+        self.task
+            .await
+            .map_err(|e| ServeError::Io(std::io::Error::other(e.to_string())))?
+    }
+}
+
+/// Rebuilds a stored transaction as the engine saw it.
+pub fn restore_transaction(stored: &StoredTransaction, skew_ms: i64) -> Option<Transaction> {
+    let payload: TransactionPayload = serde_json::from_str(&stored.payload).ok()?;
+    let clock = ValidationClock {
+        now_ms: stored.received_at_ms,
+        max_future_skew_ms: skew_ms,
+    };
+    let mut tx = payload.validate(clock).ok()?;
+    tx.event_time_ms = stored.event_time_ms;
+    tx.received_at_ms = stored.received_at_ms;
+    Some(tx)
+}
+
+/// Starts the service on `settings.listen` and runs until `shutdown` fires.
+pub async fn start(settings: Settings) -> Result<Running, ServeError> {
+    let listener =
+        TcpListener::bind(settings.listen)
+            .await
+            .map_err(|source| ServeError::Listen {
+                addr: settings.listen,
+                source,
+            })?;
+    let addr = listener.local_addr()?;
+    let (shutdown, signal) = tokio::sync::oneshot::channel();
+    let app = build(settings).await?;
+    let task = tokio::spawn(run(app, listener, async move {
+        let _ = signal.await;
+    }));
+    Ok(Running {
+        addr,
+        shutdown,
+        task,
+    })
+}
+
+/// Runs the service until SIGINT or SIGTERM.
+pub async fn serve(settings: Settings) -> Result<(), ServeError> {
+    let listener =
+        TcpListener::bind(settings.listen)
+            .await
+            .map_err(|source| ServeError::Listen {
+                addr: settings.listen,
+                source,
+            })?;
+    let app = build(settings).await?;
+    tracing::info!(addr = %listener.local_addr()?, "vigil listening");
+    run(app, listener, shutdown_signal()).await
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = terminate => {},
+    }
+    tracing::info!("shutting down");
+}
+
+struct Built {
+    state: AppState,
+    writer_task: tokio::task::JoinHandle<()>,
+    _watcher: Option<notify::RecommendedWatcher>,
+}
+
+async fn build(settings: Settings) -> Result<Built, ServeError> {
+    let config = &settings.config;
+    let store = Store::connect(&settings.database_url, config.store.pool_size).await?;
+    let metrics = Arc::new(Metrics::new());
+
+    let rules_dir = config.rules_dir.clone();
+    let fixtures_dir = config.fixtures_dir.clone();
+    let limits = config.sandbox;
+    let rules =
+        tokio::task::spawn_blocking(move || load_checked(&rules_dir, &fixtures_dir, limits))
+            .await
+            .map_err(|e| ServeError::Io(std::io::Error::other(e.to_string())))??;
+    let lists = Lists::from_entries(store.all_list_entries().await?);
+    let snapshot = Snapshot {
+        rule_counters: Some(metrics.rule_counters(&rules)),
+        rules,
+        lists: Arc::new(lists),
+        screener: Arc::new(NoScreening),
+    };
+    let snapshot = Arc::new(ArcSwap::from_pointee(snapshot));
+
+    let (writer, writer_task) = spawn_writer(
+        store.clone(),
+        metrics.clone(),
+        config.store.max_batch,
+        config.engine.queue_capacity,
+    );
+    let options = EngineOptions {
+        shards: settings.shards,
+        queue_capacity: config.engine.queue_capacity,
+        limits: StateLimits {
+            max_recent_events: config.engine.max_recent_events,
+        },
+    };
+    let engine = Engine::start(
+        options,
+        snapshot.clone(),
+        Arc::new(writer.clone()),
+        &metrics,
+    )
+    .map_err(ServeError::Threads)?;
+    let engine = Arc::new(engine);
+    rebuild_state(&store, &engine, &settings).await?;
+
+    let keys = KeyCache::load(store.clone()).await?;
+    keys.spawn_refresh();
+    let rules = RulesManager::new(
+        config.rules_dir.clone(),
+        config.fixtures_dir.clone(),
+        config.sandbox,
+        snapshot,
+        metrics.clone(),
+    );
+    let watcher = match rules.watch() {
+        Ok(watcher) => Some(watcher),
+        Err(error) => {
+            tracing::warn!(%error, "cannot watch rule files; reload with SIGHUP or the admin endpoint");
+            None
+        }
+    };
+    spawn_sighup_reload(rules.clone());
+
+    let state = AppState {
+        settings: Arc::new(settings),
+        store,
+        engine,
+        writer,
+        keys,
+        rules,
+        metrics,
+    };
+    Ok(Built {
+        state,
+        writer_task,
+        _watcher: watcher,
+    })
+}
+
+fn spawn_sighup_reload(rules: Arc<RulesManager>) {
+    #[cfg(unix)]
+    tokio::spawn(async move {
+        let Ok(mut hangup) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
+        else {
+            return;
+        };
+        while hangup.recv().await.is_some() {
+            let rules = rules.clone();
+            let _ = tokio::task::spawn_blocking(move || rules.reload()).await;
+        }
+    });
+    #[cfg(not(unix))]
+    let _ = rules;
+}
+
+/// Replays stored history into the shards, then re-queues pending submissions.
+async fn rebuild_state(
+    store: &Store,
+    engine: &Engine,
+    settings: &Settings,
+) -> Result<(), ServeError> {
+    let config = &settings.config;
+    let skew_ms = config.engine.max_future_skew_secs as i64 * 1000;
+    let cutoff = crate::store::now_ms() - i64::from(config.engine.restore_days) * 86_400_000;
+    let closed = |_| ServeError::EngineClosed;
+    for (tenant, customer, device) in store.all_devices().await? {
+        engine
+            .register_device(tenant, &customer, &device)
+            .await
+            .map_err(closed)?;
+    }
+    let profiles = store.user_profiles_before(cutoff).await?;
+    for (tenant, user, first, last, count) in profiles {
+        let count = u32::try_from(count).unwrap_or(u32::MAX);
+        engine
+            .restore_profile(tenant, user, first, last, count)
+            .await
+            .map_err(closed)?;
+    }
+    let mut restored = 0usize;
+    for stored in store.decided_since(cutoff).await? {
+        let Some(tx) = restore_transaction(&stored, skew_ms) else {
+            tracing::warn!(transaction_id = %stored.transaction_id, "stored transaction no longer parses; not restored");
+            continue;
+        };
+        engine
+            .restore(stored.business_id, tx)
+            .await
+            .map_err(closed)?;
+        restored += 1;
+    }
+    engine.barrier().await.map_err(closed)?;
+    let pending = store.pending().await?;
+    let resumed = pending.len();
+    for stored in pending {
+        let Some(tx) = restore_transaction(&stored, skew_ms) else {
+            tracing::error!(transaction_id = %stored.transaction_id, "pending transaction does not parse; left pending");
+            continue;
+        };
+        engine
+            .submit(EvaluateJob {
+                tenant: stored.business_id,
+                tx: Box::new(tx),
+                raw: bytes::Bytes::from(stored.payload.into_bytes()),
+                intake: Intake::Async,
+                reply: None,
+            })
+            .await
+            .map_err(closed)?;
+    }
+    tracing::info!(restored, resumed_pending = resumed, "state rebuilt");
+    Ok(())
+}
+
+async fn run(
+    built: Built,
+    listener: TcpListener,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    let Built {
+        state,
+        writer_task,
+        _watcher,
+    } = built;
+    let engine = state.engine.clone();
+    let router = api::router(state);
+    axum::serve(listener, router)
+        .with_graceful_shutdown(shutdown)
+        .await?;
+    // The router (and its state) is gone: the engine is ours alone unless a request task lingers.
+    match Arc::try_unwrap(engine) {
+        Ok(engine) => {
+            let _ = tokio::task::spawn_blocking(move || engine.shutdown()).await;
+        }
+        Err(_) => tracing::warn!("engine still referenced at shutdown; not drained"),
+    }
+    let _ = writer_task.await;
+    Ok(())
+}
