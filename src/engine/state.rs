@@ -136,7 +136,7 @@ pub struct Aggregates {
     /// ratio debit/credit (0: none) and its age in minutes (-1: none).
     pub closest_credit_ratio_24h: f64,
     pub closest_credit_age_minutes: f64,
-    /// Whether the counterparty was already paid (or paid us) within the last 30 days of the ring.
+    /// Whether the counterparty appears (in either direction) among the last 24 h of events.
     pub counterparty_seen_24h: bool,
 }
 

@@ -221,6 +221,21 @@ pub fn register(engine: &mut Engine) {
         },
     );
     engine.register_fn(
+        "count_debits_between",
+        |view: &mut AggView, low: INT, high: INT, hours: INT| -> INT {
+            let (low, high) = (low as f64, high as f64);
+            count_recent(&view.0, hours, |e| !e.is_credit() && e.amount >= low && e.amount < high)
+        },
+    );
+    engine.register_fn(
+        "debits_today",
+        |view: &mut AggView, utc_offset_hours: INT| -> f64 { debits_today(&view.0, utc_offset_hours) },
+    );
+    engine.register_fn(
+        "closest_credit_ratio_within",
+        |view: &mut AggView, minutes: INT| -> f64 { closest_credit_ratio(&view.0, minutes) },
+    );
+    engine.register_fn(
         "count_debits_within",
         |view: &mut AggView, minutes: INT| -> INT {
             count_recent_seconds(&view.0, minutes.saturating_mul(60), |e| !e.is_credit())
@@ -302,6 +317,37 @@ fn limit(
     pick: impl Fn(&crate::model::transaction::Limits) -> Option<f64>,
 ) -> Option<f64> {
     input.tx.payload.limits.as_ref().and_then(pick)
+}
+
+/// Debits earlier on the transaction's local calendar day (UTC offset in hours), from the 24 h ring.
+fn debits_today(input: &RuleInput, utc_offset_hours: INT) -> f64 {
+    let offset = utc_offset_hours.clamp(-14, 14) * 3_600;
+    let local_day = |seconds: i64| (seconds + offset).div_euclid(86_400);
+    let today = local_day(input.seconds());
+    input
+        .recent
+        .iter()
+        .filter(|e| !e.is_credit() && local_day(i64::from(e.ts)) == today)
+        .map(|e| e.amount)
+        .sum()
+}
+
+/// For a debit: this amount divided by the amount of the credit within `minutes` whose amount is
+/// closest to it (0 when there is none, or for a credit).
+fn closest_credit_ratio(input: &RuleInput, minutes: INT) -> f64 {
+    if input.tx.direction != Direction::Debit {
+        return 0.0;
+    }
+    let now = input.seconds();
+    let span = minutes.saturating_mul(60);
+    let amount = input.tx.amount;
+    input
+        .recent
+        .iter()
+        .filter(|e| e.is_credit() && e.amount > 0.0 && now - i64::from(e.ts) < span)
+        .map(|e| amount / e.amount)
+        .min_by(|a, b| (a - 1.0).abs().total_cmp(&(b - 1.0).abs()))
+        .unwrap_or(0.0)
 }
 
 fn count_recent(input: &RuleInput, hours: INT, keep: impl Fn(&Event) -> bool) -> INT {

@@ -301,7 +301,9 @@ fn run_case(rules: &Arc<RuleSet>, path: &Path, case: &FixtureCase, report: &mut 
             }
         }
         let mut payload = base_payload();
-        merge(&mut payload, &step.tx);
+        if !step.tx.is_null() {
+            merge(&mut payload, &step.tx);
+        }
         if payload.pointer("/transactionData/reference").is_none() {
             if let Some(data) = payload
                 .get_mut("transactionData")
