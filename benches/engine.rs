@@ -59,7 +59,7 @@ fn transaction(reference: &str, minute: i64) -> Transaction {
     let mut payload: TransactionPayload =
         parse_json(FULL_PAYLOAD.as_bytes(), &mut scratch).expect("payload parses");
     if let Some(data) = payload.transaction_data.as_mut() {
-        data.reference = Some(reference.to_owned());
+        data.reference = Some(reference.into());
         data.amount = Some(1_000.0 + minute as f64);
     }
     let mut tx = payload.validate(CLOCK).expect("payload is valid");
@@ -104,6 +104,34 @@ fn input() -> Arc<RuleInput> {
 
 fn bench_parse(c: &mut Criterion) {
     let mut scratch = Vec::with_capacity(4096);
+    c.bench_function("parse/serde_json_only", |b| {
+        b.iter(|| {
+            black_box(
+                serde_json::from_slice::<TransactionPayload>(black_box(FULL_PAYLOAD.as_bytes()))
+                    .expect("parses"),
+            )
+        })
+    });
+    c.bench_function("parse/simd_json_tape", |b| {
+        b.iter(|| {
+            scratch.clear();
+            scratch.extend_from_slice(FULL_PAYLOAD.as_bytes());
+            black_box(
+                simd_json::to_borrowed_value(&mut scratch)
+                    .map(|v| std::mem::size_of_val(&v))
+                    .expect("parses"),
+            )
+        })
+    });
+    c.bench_function("parse/simd_json_only", |b| {
+        b.iter(|| {
+            scratch.clear();
+            scratch.extend_from_slice(FULL_PAYLOAD.as_bytes());
+            black_box(
+                simd_json::serde::from_slice::<TransactionPayload>(&mut scratch).expect("parses"),
+            )
+        })
+    });
     c.bench_function("parse/full_payload", |b| {
         b.iter(|| {
             let payload: TransactionPayload =

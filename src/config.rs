@@ -68,6 +68,9 @@ pub struct HttpConfig {
     pub max_body_bytes: usize,
     /// How long a request waits for its durable decision before answering 503.
     pub request_timeout_ms: u64,
+    /// Serve `POST /bench/bare` (parse and validate a payload, answer a constant) so load tests
+    /// can measure the HTTP ceiling in the same process. Off in production.
+    pub bare_endpoint: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -127,6 +130,7 @@ impl Default for HttpConfig {
         HttpConfig {
             max_body_bytes: 1024 * 1024,
             request_timeout_ms: 5_000,
+            bare_endpoint: false,
         }
     }
 }

@@ -120,8 +120,11 @@ pub fn router(state: AppState) -> Router {
         auth::require_key,
     ));
 
-    Router::new()
-        .route("/healthz", get(healthz))
+    let mut open = Router::new();
+    if state.settings.config.http.bare_endpoint {
+        open = open.route("/bench/bare", observed(&m, "/bench/bare", post(bare)));
+    }
+    open.route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
         .route("/openapi.json", get(openapi::serve))
@@ -135,6 +138,26 @@ pub fn router(state: AppState) -> Router {
 
 async fn not_found() -> error::ApiError {
     error::ApiError::not_found("no such endpoint")
+}
+
+/// The load test's baseline: the same body parsing and validation as the instant endpoint, then a
+/// constant answer (no auth, no engine, no store).
+async fn bare(
+    State(app): State<AppState>,
+    body: extract::JsonBody<crate::model::TransactionPayload>,
+) -> Result<Response, error::ApiError> {
+    let clock = crate::model::ValidationClock {
+        now_ms: chrono::Utc::now().timestamp_millis(),
+        max_future_skew_ms: app.settings.config.engine.max_future_skew_secs as i64 * 1000,
+    };
+    body.value
+        .validate(clock)
+        .map_err(error::ApiError::invalid)?;
+    Ok((
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        r#"{"message":"Transaction processed","data":null}"#,
+    )
+        .into_response())
 }
 
 async fn healthz() -> Json<serde_json::Value> {

@@ -14,6 +14,10 @@ use serde::{Deserialize, Serialize};
 pub use decision::{Action, Decision, Reason, RuleHit, RuleRef, ScreeningOutcome, Severity};
 pub use transaction::{Direction, Transaction, TransactionPayload, ValidationClock};
 
+/// Payload text: strings of up to 24 bytes (ids, account numbers, dates, codes) are stored inline,
+/// without a heap allocation.
+pub type Text = compact_str::CompactString;
+
 /// One problem with one field of a request, as reported in a 4xx body.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FieldError {
@@ -35,14 +39,14 @@ impl FieldError {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum StringOrNumber {
-    String(String),
+    String(Text),
     Number(f64),
 }
 
 impl StringOrNumber {
     pub fn as_text(&self) -> String {
         match self {
-            StringOrNumber::String(s) => s.clone(),
+            StringOrNumber::String(s) => s.to_string(),
             StringOrNumber::Number(n) => format!("{n}"),
         }
     }
@@ -67,19 +71,34 @@ pub fn parse_json<T: DeserializeOwned>(
 ) -> Result<T, ParseError> {
     scratch.clear();
     scratch.extend_from_slice(body);
+    // Fast path without path tracking; only a failing body is parsed again to name the field.
+    if let Ok(value) = simd_json::serde::from_slice::<T>(scratch) {
+        return Ok(value);
+    }
+    scratch.clear();
+    scratch.extend_from_slice(body);
     let mut deserializer = match simd_json::Deserializer::from_slice(scratch) {
         Ok(deserializer) => deserializer,
         Err(error) => return Err(ParseError::Syntax(syntax_message(&error))),
     };
-    serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
-        let path = error.path().to_string();
-        let inner = error.into_inner();
-        // A top-level array reaches serde as a sequence; report it as the body being wrong.
-        if path == "." || path.is_empty() || path.starts_with('[') {
-            return ParseError::Shape(FieldError::new("body", "expected a JSON object"));
+    match serde_path_to_error::deserialize::<_, T>(&mut deserializer) {
+        Ok(value) => Ok(value),
+        Err(error) => {
+            let path = error.path().to_string();
+            let inner = error.into_inner();
+            // A top-level array reaches serde as a sequence; report it as the body being wrong.
+            if path == "." || path.is_empty() || path.starts_with('[') {
+                return Err(ParseError::Shape(FieldError::new(
+                    "body",
+                    "expected a JSON object",
+                )));
+            }
+            Err(ParseError::Shape(FieldError::new(
+                path,
+                shape_message(&inner),
+            )))
         }
-        ParseError::Shape(FieldError::new(path, shape_message(&inner)))
-    })
+    }
 }
 
 fn syntax_message(error: &simd_json::Error) -> String {

@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{FieldError, StringOrNumber};
+use super::{FieldError, StringOrNumber, Text};
 
 /// Longest accepted `transactionData.reference` and `anonymizedUserData.uniqueId`.
 pub const MAX_ID_LEN: usize = 256;
@@ -25,37 +25,37 @@ pub struct TransactionPayload {
     pub screening_data: Option<ScreeningData>,
     pub beneficiary: Option<Beneficiary>,
     pub counterparty_data: Option<CounterpartyData>,
-    pub ip_address: Option<String>,
+    pub ip_address: Option<Text>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TransactionData {
-    pub reference: Option<String>,
+    pub reference: Option<Text>,
     pub amount: Option<f64>,
     pub is_external_payment: Option<bool>,
     #[serde(rename = "type")]
-    pub kind: Option<String>,
-    pub channel: Option<String>,
-    pub transaction_date: Option<String>,
+    pub kind: Option<Text>,
+    pub channel: Option<Text>,
+    pub transaction_date: Option<Text>,
     pub status: Option<bool>,
-    pub currency: Option<String>,
-    pub receiver_account: Option<String>,
-    pub sender_account: Option<String>,
+    pub currency: Option<Text>,
+    pub receiver_account: Option<Text>,
+    pub sender_account: Option<Text>,
     pub balance_before: Option<f64>,
-    pub email: Option<String>,
-    pub narration: Option<String>,
+    pub email: Option<Text>,
+    pub narration: Option<Text>,
     pub refund: Option<bool>,
     pub is_cheque: Option<bool>,
-    pub vas_receiver: Option<String>,
+    pub vas_receiver: Option<Text>,
     pub is_internal_account: Option<bool>,
     pub is_staff_account: Option<bool>,
-    pub session_id: Option<String>,
+    pub session_id: Option<Text>,
     pub is_dormant_account: Option<bool>,
-    pub account_currency: Option<String>,
+    pub account_currency: Option<Text>,
     pub account_currency_balance_before: Option<f64>,
-    pub signatory: Option<String>,
-    pub transaction_scheme: Option<String>,
+    pub signatory: Option<Text>,
+    pub transaction_scheme: Option<Text>,
     pub exchange_rate: Option<f64>,
     pub usd_exchange_rate: Option<f64>,
 }
@@ -63,57 +63,57 @@ pub struct TransactionData {
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AnonymizedUserData {
-    pub unique_id: Option<String>,
+    pub unique_id: Option<Text>,
     pub is_banned: Option<bool>,
     pub is_identity_verified: Option<bool>,
-    pub email: Option<String>,
-    pub account_type: Option<String>,
-    pub business_category: Option<String>,
+    pub email: Option<Text>,
+    pub account_type: Option<Text>,
+    pub business_category: Option<Text>,
     pub is_phone_number_verified: Option<bool>,
-    pub date_joined: Option<String>,
+    pub date_joined: Option<Text>,
     pub age: Option<f64>,
-    pub state: Option<String>,
-    pub city: Option<String>,
-    pub country: Option<String>,
+    pub state: Option<Text>,
+    pub city: Option<Text>,
+    pub country: Option<Text>,
     pub identity_number: Option<StringOrNumber>,
-    pub phone: Option<String>,
-    pub occupation: Option<String>,
-    pub bank_code: Option<String>,
-    pub bank_name: Option<String>,
-    pub name: Option<String>,
-    pub dob: Option<String>,
-    pub sow: Option<String>,
-    pub iban: Option<String>,
-    pub sort_code: Option<String>,
-    pub bank_country: Option<String>,
+    pub phone: Option<Text>,
+    pub occupation: Option<Text>,
+    pub bank_code: Option<Text>,
+    pub bank_name: Option<Text>,
+    pub name: Option<Text>,
+    pub dob: Option<Text>,
+    pub sow: Option<Text>,
+    pub iban: Option<Text>,
+    pub sort_code: Option<Text>,
+    pub bank_country: Option<Text>,
     pub pep_status: Option<bool>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CounterpartyData {
-    pub country: Option<String>,
-    pub bank_code: Option<String>,
-    pub name: Option<String>,
-    pub bank_name: Option<String>,
-    pub account_number: Option<String>,
-    pub account_type: Option<String>,
-    pub iban: Option<String>,
-    pub sort_code: Option<String>,
-    pub bank_country: Option<String>,
+    pub country: Option<Text>,
+    pub bank_code: Option<Text>,
+    pub name: Option<Text>,
+    pub bank_name: Option<Text>,
+    pub account_number: Option<Text>,
+    pub account_type: Option<Text>,
+    pub iban: Option<Text>,
+    pub sort_code: Option<Text>,
+    pub bank_country: Option<Text>,
     pub identity_number: Option<StringOrNumber>,
-    pub email: Option<String>,
+    pub email: Option<Text>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Device {
-    pub device_id: Option<String>,
-    pub manufacturer: Option<String>,
-    pub model: Option<String>,
-    pub name: Option<String>,
-    pub os_name: Option<String>,
-    pub os_version: Option<String>,
+    pub device_id: Option<Text>,
+    pub manufacturer: Option<Text>,
+    pub model: Option<Text>,
+    pub name: Option<Text>,
+    pub os_name: Option<Text>,
+    pub os_version: Option<Text>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
@@ -121,15 +121,15 @@ pub struct Device {
 pub struct Location {
     pub latitude: Option<StringOrNumber>,
     pub longitude: Option<StringOrNumber>,
-    pub country: Option<String>,
+    pub country: Option<Text>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ThirdPartyUserData {
-    pub unique_id: Option<String>,
-    pub card_pan: Option<String>,
-    pub email: Option<String>,
+    pub unique_id: Option<Text>,
+    pub card_pan: Option<Text>,
+    pub email: Option<Text>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
@@ -143,8 +143,8 @@ pub struct Limits {
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ScreeningData {
-    pub sender_name: Option<String>,
-    pub receiver_name: Option<String>,
+    pub sender_name: Option<Text>,
+    pub receiver_name: Option<Text>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]

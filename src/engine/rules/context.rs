@@ -224,12 +224,16 @@ pub fn register(engine: &mut Engine) {
         "count_debits_between",
         |view: &mut AggView, low: INT, high: INT, hours: INT| -> INT {
             let (low, high) = (low as f64, high as f64);
-            count_recent(&view.0, hours, |e| !e.is_credit() && e.amount >= low && e.amount < high)
+            count_recent(&view.0, hours, |e| {
+                !e.is_credit() && e.amount >= low && e.amount < high
+            })
         },
     );
     engine.register_fn(
         "debits_today",
-        |view: &mut AggView, utc_offset_hours: INT| -> f64 { debits_today(&view.0, utc_offset_hours) },
+        |view: &mut AggView, utc_offset_hours: INT| -> f64 {
+            debits_today(&view.0, utc_offset_hours)
+        },
     );
     engine.register_fn(
         "closest_credit_ratio_within",

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Load test of the instant endpoint against a bare endpoint in the same process and run.
+#
+#   scripts/load.sh [DURATION_SECONDS] [CONNECTIONS]
+#
+# Builds the release binary, starts `vigil serve` on loopback with a scratch data directory and
+# the bare endpoint enabled (POST /bench/bare: same parsing and validation, constant answer, no
+# auth, engine or store), then drives both with wrk (one thread, unique references over 10,000
+# users) and prints requests/s, latency percentiles and the instant/bare ratio.
+# Traffic goes only to 127.0.0.1; every wrk run is bounded by DURATION.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DURATION="${1:-15}"
+CONNECTIONS="${2:-32}"
+PORT="${VIGIL_LOAD_PORT:-18181}"
+
+if ! command -v wrk >/dev/null; then
+  apt-get update -qq && apt-get install -y -qq wrk >/dev/null
+fi
+cargo build --release --locked --quiet
+BIN=target/release/vigil
+WORK="$(mktemp -d)"
+trap 'kill "${SERVER:-0}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
+
+KEY_JSON="$($BIN keys create --business load-test --json --data-dir "$WORK/data")"
+API_KEY="$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["apiKey"])' "$KEY_JSON")"
+API_SECRET="$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["apiSecret"])' "$KEY_JSON")"
+
+VIGIL_HTTP__BARE_ENDPOINT=true VIGIL_LOG__LEVEL=warn \
+  "$BIN" serve --data-dir "$WORK/data" --listen "127.0.0.1:$PORT" &
+SERVER=$!
+for _ in $(seq 1 100); do
+  curl -fs "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break
+  sleep 0.1
+done
+
+cat > "$WORK/post.lua" <<LUA
+local counter = 0
+local thread_id = 0
+local body_template = [[{"transactionData":{"reference":"REF","amount":AMOUNT,"type":"debit","channel":"card payment","transactionDate":"2026-03-02T10:15:30Z","status":true,"currency":"NGN","receiverAccount":"0123456789","senderAccount":"SENDER","balanceBefore":1250000.0,"narration":"payment for goods","isExternalPayment":true,"sessionId":"000015230302101530123456789012"},"anonymizedUserData":{"uniqueId":"USER","isIdentityVerified":true,"accountType":"individual","dateJoined":"2023-06-01T09:00:00Z","country":"NG","state":"Lagos","city":"Ikeja"},"device":{"deviceId":"device-USER","manufacturer":"Tecno","name":"phone","osName":"Android","osVersion":"13"},"location":{"latitude":"6.6018","longitude":"3.3515","country":"NG"},"limits":{"dailyLimit":5000000,"overdraftLimit":0,"individualTransactionLimit":1000000},"screeningData":{"senderName":"Ada Obi","receiverName":"Chidi Okafor"},"beneficiary":{"isRegisteredBeneficiary":true,"isNewBeneficiary":false},"ipAddress":"102.89.34.12"}]]
+function setup(thread)
+  thread:set("id", os.time() .. math.random(1000000))
+end
+function init(args)
+  thread_id = id
+end
+request = function()
+  counter = counter + 1
+  local user = "u" .. (counter % 10000)
+  local body = body_template:gsub("REF", "load-" .. thread_id .. "-" .. counter)
+  body = body:gsub("USER", user):gsub("SENDER", "acct-" .. user):gsub("AMOUNT", tostring(1000 + (counter % 500) * 37))
+  return wrk.format("POST", nil, {["Content-Type"] = "application/json", ["apiKey"] = "$API_KEY", ["apiSecret"] = "$API_SECRET"}, body)
+end
+LUA
+
+run() {
+  local name="$1" path="$2"
+  echo "== $name: POST $path (${DURATION}s, $CONNECTIONS connections, 1 wrk thread)"
+  wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" --latency -s "$WORK/post.lua" "http://127.0.0.1:$PORT$path" | tee "$WORK/$name.txt"
+}
+run bare /bench/bare
+run instant /api/v1/transaction-monitoring/instant
+
+rps() { awk '/Requests\/sec/ {print $2}' "$WORK/$1.txt"; }
+non2xx() { awk '/Non-2xx/ {print $5}' "$WORK/$1.txt"; }
+echo "== summary"
+echo "bare:    $(rps bare) req/s"
+echo "instant: $(rps instant) req/s (non-2xx: $(non2xx instant | tr -d '\n'))"
+python3 -c "import sys; print('instant/bare: %.1f%%' % (100*float(sys.argv[1])/float(sys.argv[2])))" "$(rps instant)" "$(rps bare)"
+grep -E "^\s+99%" "$WORK/instant.txt" | sed 's/^/instant p99: /'

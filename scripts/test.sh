@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The test command (README): installs what the tests need and runs every test.
+#
+# Needs only the Rust toolchain. The engine-core tests use embedded SQLite (no services to
+# start). Formatting and lints are checked first so a failing style check fails fast.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== toolchain: $(cargo --version)"
+if rustup component list --installed 2>/dev/null | grep -q rustfmt; then
+  cargo fmt --all -- --check
+else
+  echo "rustfmt not installed; skipping format check"
+fi
+if rustup component list --installed 2>/dev/null | grep -q clippy; then
+  cargo clippy --all-targets --locked -- -D warnings
+else
+  echo "clippy not installed; skipping lint check"
+fi
+
+echo "== unit and integration tests"
+cargo test --locked --all-targets
+
+echo "== rule pack fixtures through the CLI"
+cargo run --locked --quiet -- rules test
