@@ -158,6 +158,10 @@ const ENV_PREFIX: &str = "VIGIL_";
 /// Environment variables that are not config keys (read by other parts, e.g. CLI flags).
 const ENV_NOT_CONFIG: &[&str] = &["VIGIL_CONFIG", "VIGIL_KAFKA_BROKERS"];
 
+/// Prefixes Kubernetes injects for a Service named `vigil` (`VIGIL_SERVICE_HOST`,
+/// `VIGIL_PORT_8080_TCP`, …); they are not Vigil settings and are ignored.
+const ENV_SERVICE_LINKS: &[&str] = &["VIGIL_SERVICE_", "VIGIL_PORT"];
+
 impl Config {
     /// Loads defaults, then `file` (if any), then the `VIGIL_*` entries of `env`.
     pub fn load(
@@ -179,7 +183,9 @@ impl Config {
             let Some(key) = name.strip_prefix(ENV_PREFIX) else {
                 continue;
             };
-            if ENV_NOT_CONFIG.contains(&name.as_str()) {
+            if ENV_NOT_CONFIG.contains(&name.as_str())
+                || ENV_SERVICE_LINKS.iter().any(|p| name.starts_with(p))
+            {
                 continue;
             }
             let path: Vec<String> = key.split("__").map(str::to_lowercase).collect();
@@ -341,6 +347,9 @@ mod tests {
                 ("VIGIL_ENGINE__SHARDS", "5"),
                 ("VIGIL_DATA_DIR", "/var/lib/vigil"),
                 ("VIGIL_CONFIG", "ignored"),
+                ("VIGIL_SERVICE_HOST", "10.0.0.1"),
+                ("VIGIL_PORT_8080_TCP_ADDR", "10.0.0.1"),
+                ("VIGIL_PORT", "tcp://10.0.0.1:8080"),
                 ("OTHER", "x"),
             ]),
         )

@@ -14,10 +14,14 @@ pub struct ApiError {
     pub errors: Vec<FieldError>,
 }
 
-#[derive(Serialize)]
-struct ErrorBody<'a> {
-    message: &'a str,
-    errors: &'a [FieldError],
+/// The body of every error response: a message, and the fields at fault (empty when the problem
+/// is not with one field).
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = ApiError)]
+pub struct ErrorBody<'a> {
+    #[schema(example = "request validation failed")]
+    pub message: &'a str,
+    pub errors: &'a [FieldError],
 }
 
 impl ApiError {

@@ -9,8 +9,9 @@ use axum::Extension;
 use serde::Deserialize;
 
 use super::auth::Tenant;
-use super::error::ApiError;
+use super::error::{ApiError, ErrorBody};
 use super::extract::JsonBody;
+use super::openapi::{BlacklistEntries, MessageBody};
 use super::AppState;
 use crate::engine::{ListKind, Snapshot};
 use crate::model::FieldError;
@@ -118,8 +119,45 @@ async fn list(app: &AppState, tenant: &Tenant, texts: &ListTexts) -> Result<Resp
     )))
 }
 
+/// The add, remove and list handlers of one list, with their OpenAPI operations.
+///
+/// Literals are taken as `tt` so the `#[utoipa::path]` attributes see plain tokens.
 macro_rules! list_handlers {
-    ($texts:ident, $add:ident, $remove:ident, $list:ident) => {
+    (
+        texts: $texts:ident,
+        body: $body:ident,
+        path: $path:tt,
+        entry_path: $entry_path:tt,
+        param: $param:tt,
+        what: $what:tt,
+        one: $one:tt,
+        handlers: ($add:ident, $remove:ident, $list:ident) $(,)?
+    ) => {
+        #[utoipa::path(
+            post,
+            path = $path,
+            tag = "blacklists",
+            summary = concat!("Blacklist ", $one),
+            description = concat!(
+                "Adds the ", $what, " to the tenant's blacklist (stored, with an audit row, before ",
+                "rules see it from the next transaction on). The value is trimmed; adding an entry ",
+                "already listed succeeds again."
+            ),
+            request_body = $body,
+            security(("apiKey" = [], "apiSecret" = [])),
+            responses(
+                (status = 200, description = "Blacklisted.", body = MessageBody,
+                    example = json!({"message": $texts.added})),
+                crate::api::openapi::BodyErrors,
+                (status = 422, description = concat!("`", $param, "` is missing, empty, not a string or over 256 characters."),
+                    body = ErrorBody,
+                    example = json!({"message": "request validation failed",
+                        "errors": [{"field": $param, "problem": "is required"}]})),
+                crate::api::openapi::AuthErrors,
+                (status = 503, description = "The store is unavailable; retry later.", body = ErrorBody,
+                    example = json!({"message": "storage is unavailable, retry later", "errors": []})),
+            ),
+        )]
         pub async fn $add(
             State(app): State<AppState>,
             Extension(tenant): Extension<Tenant>,
@@ -129,6 +167,26 @@ macro_rules! list_handlers {
             add(&app, &tenant, &$texts, &value).await
         }
 
+        #[utoipa::path(
+            delete,
+            path = $entry_path,
+            tag = "blacklists",
+            summary = concat!("Remove ", $one, " from the blacklist"),
+            params(
+                ($param = String, Path, description = concat!("The blacklisted ", $what, " (trimmed)."))
+            ),
+            security(("apiKey" = [], "apiSecret" = [])),
+            responses(
+                (status = 200, description = "Removed. (The spec does not show this body.)", body = MessageBody,
+                    example = json!({"message": $texts.removed})),
+                (status = 404, description = "Not on the tenant's blacklist.", body = ErrorBody,
+                    example = json!({"message": $texts.missing,
+                        "errors": [{"field": $param, "problem": "not on the blacklist"}]})),
+                crate::api::openapi::AuthErrors,
+                (status = 503, description = "The store is unavailable; retry later.", body = ErrorBody,
+                    example = json!({"message": "storage is unavailable, retry later", "errors": []})),
+            ),
+        )]
         pub async fn $remove(
             State(app): State<AppState>,
             Extension(tenant): Extension<Tenant>,
@@ -137,6 +195,20 @@ macro_rules! list_handlers {
             remove(&app, &tenant, &$texts, value.trim()).await
         }
 
+        #[utoipa::path(
+            get,
+            path = $path,
+            tag = "blacklists",
+            summary = concat!("List the blacklisted ", $what, " entries"),
+            description = "The tenant's entries of this blacklist. (Vigil addition; not in the spec.)",
+            security(("apiKey" = [], "apiSecret" = [])),
+            responses(
+                (status = 200, description = "The entries.", body = BlacklistEntries),
+                crate::api::openapi::AuthErrors,
+                (status = 503, description = "The store is unavailable; retry later.", body = ErrorBody,
+                    example = json!({"message": "storage is unavailable, retry later", "errors": []})),
+            ),
+        )]
         pub async fn $list(
             State(app): State<AppState>,
             Extension(tenant): Extension<Tenant>,
@@ -146,26 +218,103 @@ macro_rules! list_handlers {
     };
 }
 
-list_handlers!(USER, add_user, remove_user, list_users);
-list_handlers!(
-    VAS_RECEIVER,
-    add_vas_receiver,
-    remove_vas_receiver,
-    list_vas_receivers
-);
-list_handlers!(ACCOUNT, add_account, remove_account, list_accounts);
-list_handlers!(DEVICE, add_device, remove_device, list_devices);
+list_handlers! {
+    texts: USER,
+    body: BlacklistUserBody,
+    path: "/api/v1/transaction-monitoring/blacklist-user",
+    entry_path: "/api/v1/transaction-monitoring/blacklist-user/{userId}",
+    param: "userId",
+    what: "user",
+    one: "a user",
+    handlers: (add_user, remove_user, list_users),
+}
+list_handlers! {
+    texts: VAS_RECEIVER,
+    body: BlacklistVasReceiverBody,
+    path: "/api/v1/transaction-monitoring/blacklist-vas-receiver",
+    entry_path: "/api/v1/transaction-monitoring/blacklist-vas-receiver/{receiver}",
+    param: "receiver",
+    what: "VAS receiver",
+    one: "a VAS receiver",
+    handlers: (add_vas_receiver, remove_vas_receiver, list_vas_receivers),
+}
+list_handlers! {
+    texts: ACCOUNT,
+    body: BlacklistAccountBody,
+    path: "/api/v1/transaction-monitoring/blacklist-account",
+    entry_path: "/api/v1/transaction-monitoring/blacklist-account/{accountNumber}",
+    param: "accountNumber",
+    what: "account",
+    one: "an account",
+    handlers: (add_account, remove_account, list_accounts),
+}
+list_handlers! {
+    texts: DEVICE,
+    body: BlacklistDeviceBody,
+    path: "/api/v1/transaction-monitoring/blacklist-device",
+    entry_path: "/api/v1/transaction-monitoring/blacklist-device/{deviceId}",
+    param: "deviceId",
+    what: "device",
+    one: "a device",
+    handlers: (add_device, remove_device, list_devices),
+}
 
-#[derive(Debug, Deserialize)]
+// The blacklist POST bodies are read as `serde_json::Value` (see `required_text`); these types
+// only document them.
+
+/// `POST …/blacklist-user` (spec §4.1).
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BlacklistUserBody {
+    /// The user's `anonymizedUserData.uniqueId`; trimmed, 1-256 characters.
+    #[schema(min_length = 1, max_length = 256, example = "user-8841")]
+    pub user_id: String,
+}
+
+/// `POST …/blacklist-vas-receiver` (spec §4.1).
+#[derive(utoipa::ToSchema)]
+pub struct BlacklistVasReceiverBody {
+    /// The value-added-service receiver, as sent in `transactionData.vasReceiver`; trimmed, 1-256
+    /// characters.
+    #[schema(min_length = 1, max_length = 256, example = "08031234567")]
+    pub receiver: String,
+}
+
+/// `POST …/blacklist-account` (Vigil addition).
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BlacklistAccountBody {
+    /// The counterparty account number; trimmed, 1-256 characters.
+    #[schema(min_length = 1, max_length = 256, example = "0123456789")]
+    pub account_number: String,
+}
+
+/// `POST …/blacklist-device` (Vigil addition).
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BlacklistDeviceBody {
+    /// The device id, as sent in `device.deviceId`; trimmed, 1-256 characters.
+    #[schema(min_length = 1, max_length = 256, example = "a1b2c3d4-device")]
+    pub device_id: String,
+}
+
+/// `POST …/customers/device` (spec §4.1): `device` and `customerId` are required.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DeviceBody {
+    #[schema(value_type = DeviceFields)]
     pub device: Option<DeviceFields>,
+    /// The customer's id (their `anonymizedUserData.uniqueId`); trimmed, 1-256 characters.
+    #[schema(value_type = String, min_length = 1, max_length = 256, example = "user-8841")]
     pub customer_id: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
+/// The device; `deviceId` is required.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DeviceFields {
+    /// Trimmed, 1-256 characters.
+    #[schema(value_type = String, min_length = 1, max_length = 256, example = "a1b2c3d4-device")]
     pub device_id: Option<String>,
     pub manufacturer: Option<String>,
     pub model: Option<String>,
@@ -175,6 +324,28 @@ pub struct DeviceFields {
 }
 
 /// `POST /api/v1/transaction-monitoring/customers/device`
+#[utoipa::path(
+    post,
+    path = "/api/v1/transaction-monitoring/customers/device",
+    tag = "devices",
+    summary = "Save a customer's device",
+    description = "Stores (or updates) the device for the customer; rules see it from the next \
+        transaction on.",
+    request_body = DeviceBody,
+    security(("apiKey" = [], "apiSecret" = [])),
+    responses(
+        (status = 200, description = "Saved.", body = MessageBody,
+            example = json!({"message": "Device saved successfully"})),
+        crate::api::openapi::BodyErrors,
+        (status = 422, description = "`customerId`, `device` or `device.deviceId` is missing, empty or over 256 characters, or a field has the wrong type.",
+            body = ErrorBody,
+            example = json!({"message": "request validation failed", "errors": [
+                {"field": "device.deviceId", "problem": "is required (at most 256 characters)"}]})),
+        crate::api::openapi::AuthErrors,
+        (status = 503, description = "The store or the engine is unavailable; retry later.", body = ErrorBody,
+            example = json!({"message": "storage is unavailable, retry later", "errors": []})),
+    ),
+)]
 pub async fn save_device(
     State(app): State<AppState>,
     Extension(tenant): Extension<Tenant>,

@@ -160,12 +160,34 @@ async fn bare(
         .into_response())
 }
 
+/// `GET /healthz`
+#[utoipa::path(
+    get,
+    path = "/healthz",
+    tag = "operations",
+    summary = "Liveness probe",
+    responses((status = 200, description = "The process is up.", body = openapi::Health,
+        example = json!({"status": "ok"}))),
+)]
 async fn healthz() -> Json<serde_json::Value> {
     Json(serde_json::json!({"status": "ok"}))
 }
 
 /// Ready when the store answers and a rule pack is loaded. A rejected reload leaves the service
 /// ready (the previous pack serves) but reports `degraded` with the error.
+#[utoipa::path(
+    get,
+    path = "/readyz",
+    tag = "operations",
+    summary = "Readiness probe",
+    description = "Ready when the store answers and a rule pack is loaded. A rejected rule reload \
+        leaves the service ready (the previous pack serves) but reports `degraded` with the error.",
+    responses(
+        (status = 200, description = "Ready (or degraded: the last rule reload was rejected and the previous pack serves).",
+            body = openapi::Readiness),
+        (status = 503, description = "The store does not answer; `status` is `unavailable`.", body = openapi::Readiness),
+    ),
+)]
 async fn readyz(State(app): State<AppState>) -> Response {
     let store_ok = app.store.ping().await.is_ok();
     let rules = app.rules.status();
@@ -191,6 +213,15 @@ async fn readyz(State(app): State<AppState>) -> Response {
     (code, Json(body)).into_response()
 }
 
+/// `GET /metrics`
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    tag = "operations",
+    summary = "Prometheus metrics",
+    responses((status = 200, description = "Metrics in the Prometheus text exposition format 0.0.4.",
+        body = String, content_type = "text/plain; version=0.0.4")),
+)]
 async fn metrics(State(app): State<AppState>) -> Response {
     for (shard, depth) in app.engine.queue_depths().into_iter().enumerate() {
         app.metrics

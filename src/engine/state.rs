@@ -73,24 +73,31 @@ impl Event {
     }
 }
 
+/// One UTC day of a user's older history: 24 bytes. Counts saturate at 65,535 a day (a user
+/// beyond that is a system account and trips every velocity rule long before).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 struct DayBucket {
-    day: u32,
-    debit_count: u32,
-    credit_count: u32,
     debit_sum: f64,
     credit_sum: f64,
+    /// Days since the Unix epoch (valid until 2149).
+    day: u16,
+    debit_count: u16,
+    credit_count: u16,
 }
 
 impl DayBucket {
     fn add(&mut self, event: &Event) {
         if event.is_credit() {
-            self.credit_count += 1;
+            self.credit_count = self.credit_count.saturating_add(1);
             self.credit_sum += event.amount;
         } else {
-            self.debit_count += 1;
+            self.debit_count = self.debit_count.saturating_add(1);
             self.debit_sum += event.amount;
         }
+    }
+
+    fn day(&self) -> u32 {
+        u32::from(self.day)
     }
 }
 
@@ -299,20 +306,20 @@ impl UserState {
         agg.distinct_senders_24h = senders;
 
         for bucket in &self.days {
-            let day_start = bucket.day * DAY;
+            let day_start = bucket.day() * DAY;
             if day_start > t {
                 continue;
             }
             let day_end = day_start + DAY;
             for w in [W_7D, W_30D] {
                 if day_end > t.saturating_sub(WINDOW_SECONDS[w]) {
-                    agg.debit_count[w] += bucket.debit_count;
+                    agg.debit_count[w] += u32::from(bucket.debit_count);
                     agg.debit_sum[w] += bucket.debit_sum;
-                    agg.credit_count[w] += bucket.credit_count;
+                    agg.credit_count[w] += u32::from(bucket.credit_count);
                     agg.credit_sum[w] += bucket.credit_sum;
                 }
             }
-            if bucket.day == today {
+            if bucket.day() == today {
                 agg.daily_debit_total += bucket.debit_sum;
             }
         }
@@ -384,8 +391,13 @@ impl UserState {
             self.references.pop_front();
             self.add_to_bucket(&front, newest);
         }
+        // Give back ring capacity a burst left behind (amortised: only when mostly empty).
+        if self.recent.capacity() > 16 && self.recent.len() * 4 < self.recent.capacity() {
+            self.recent.shrink_to(self.recent.len() * 2);
+            self.references.shrink_to(self.references.len() * 2);
+        }
         let oldest_day = (newest / DAY).saturating_sub(BUCKET_DAYS);
-        self.days.retain(|b| b.day >= oldest_day);
+        self.days.retain(|b| b.day() >= oldest_day);
     }
 
     fn add_to_bucket(&mut self, event: &Event, newest: u32) {
@@ -393,14 +405,19 @@ impl UserState {
         if day < (newest / DAY).saturating_sub(BUCKET_DAYS) {
             return;
         }
-        match self.days.binary_search_by_key(&day, |b| b.day) {
+        let Ok(day16) = u16::try_from(day) else {
+            return;
+        };
+        match self.days.binary_search_by_key(&day16, |b| b.day) {
             Ok(i) => self.days[i].add(event),
             Err(i) => {
                 let mut bucket = DayBucket {
-                    day,
+                    day: day16,
                     ..DayBucket::default()
                 };
                 bucket.add(event);
+                // At most one new bucket a day per user: grow exactly instead of doubling.
+                self.days.reserve_exact(1);
                 self.days.insert(i, bucket);
             }
         }
@@ -517,10 +534,12 @@ mod tests {
 
     #[test]
     fn travel_speed_uses_the_previous_location() {
-        let mut state = UserState::default();
-        state.last_location = Some((6.5244, 3.3792, T0 - 3600)); // Lagos
-        state.total_events = 1;
-        state.last_active = T0 - 3600;
+        let state = UserState {
+            last_location: Some((6.5244, 3.3792, T0 - 3600)), // Lagos
+            total_events: 1,
+            last_active: T0 - 3600,
+            ..UserState::default()
+        };
         let london = (51.5072, -0.1276);
         let agg = state.aggregate(T0, 1.0, Direction::Debit, 0, Some(london), &mut Vec::new());
         assert!(
@@ -556,7 +575,7 @@ mod tests {
         assert!(state
             .days
             .iter()
-            .all(|b| b.day >= (T0 + 40 * DAY) / DAY - BUCKET_DAYS));
+            .all(|b| b.day() >= (T0 + 40 * DAY) / DAY - BUCKET_DAYS));
     }
 
     #[test]

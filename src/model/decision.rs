@@ -5,9 +5,12 @@
 //! explanation Vigil adds (`rules`, `ruleErrors`, `reference`, `rulesetVersion`, times).
 
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 /// How severe a rule's finding is; also orders decisive rules.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, ToSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Low,
@@ -28,7 +31,9 @@ impl Severity {
 }
 
 /// The outcome a client acts on. Ordered by strictness.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, ToSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Action {
     Approved,
@@ -57,9 +62,11 @@ impl Action {
 }
 
 /// `action` as the spec shapes it: `{result, code}`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct ActionBody {
     pub result: Action,
+    /// 0 approved, 1 review, 2 rejected.
+    #[schema(minimum = 0, maximum = 2, example = 0)]
     pub code: u8,
 }
 
@@ -72,25 +79,30 @@ impl From<Action> for ActionBody {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct RuleRef {
     pub id: String,
     pub name: String,
 }
 
 /// The decisive rule of a decision.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Reason {
+    /// The decisive rule's id, or `none` when no rule triggered.
+    #[schema(example = "none")]
     pub code: String,
+    #[schema(example = "no rule triggered")]
     pub message: String,
     pub severity: Severity,
     pub rule: RuleRef,
 }
 
 /// `screening.sender` / `screening.receiver`: "clear", "potential match" or "match" per list kind.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct PartyScreening {
+    #[schema(example = "clear")]
     pub pep: String,
+    #[schema(example = "clear")]
     pub sanction: String,
 }
 
@@ -103,14 +115,14 @@ impl Default for PartyScreening {
     }
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct ScreeningOutcome {
     pub sender: PartyScreening,
     pub receiver: PartyScreening,
 }
 
 /// Whether a rule decides (active) or is only recorded (shadow).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum RuleMode {
     Active,
@@ -118,7 +130,7 @@ pub enum RuleMode {
 }
 
 /// One triggered rule in a decision's explanation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RuleHit {
     pub id: String,
@@ -131,29 +143,40 @@ pub struct RuleHit {
 }
 
 /// A rule that failed while evaluating (type error, sandbox limit): not a hit, but never hidden.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct RuleErrorReport {
     pub id: String,
     pub error: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The monitoring decision (spec §2.2): the spec's fields plus Vigil's explanation (`reference`,
+/// `rules`, `ruleErrors`, `rulesetVersion`, `transactionDate`, `evaluatedAt`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Decision {
+    /// Vigil's id for the transaction.
     pub transaction_id: String,
+    /// The client's `transactionData.reference`.
     pub reference: String,
     /// Two decimal places in [0, 1], e.g. "0.35".
+    #[schema(pattern = r"^(0\.\d{2}|1\.00)$", example = "0.35")]
     pub risk_score: String,
     pub action: ActionBody,
+    /// A summary of the active rules that triggered.
+    #[schema(example = "no rule triggered")]
     pub rule_result: String,
     pub reason: Reason,
     pub screening: ScreeningOutcome,
     pub rules: Vec<RuleHit>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rule_errors: Vec<RuleErrorReport>,
+    /// Fingerprint of the rule pack that decided.
     pub ruleset_version: String,
     /// Event time of the transaction (RFC 3339).
+    #[schema(format = DateTime)]
     pub transaction_date: String,
+    /// When Vigil evaluated the transaction (RFC 3339).
+    #[schema(format = DateTime)]
     pub evaluated_at: String,
 }
 

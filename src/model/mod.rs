@@ -19,9 +19,13 @@ pub use transaction::{Direction, Transaction, TransactionPayload, ValidationCloc
 pub type Text = compact_str::CompactString;
 
 /// One problem with one field of a request, as reported in a 4xx body.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct FieldError {
+    /// The field's path in the request, e.g. `transactionData.amount`, or `body`, a header name,
+    /// a path parameter.
+    #[schema(example = "transactionData.amount")]
     pub field: String,
+    #[schema(example = "must not be negative")]
     pub problem: String,
 }
 
@@ -36,9 +40,10 @@ impl FieldError {
 
 /// A JSON value that clients send either as a string or as a number (identity numbers,
 /// coordinates).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(untagged)]
 pub enum StringOrNumber {
+    #[schema(value_type = String)]
     String(Text),
     Number(f64),
 }

@@ -7,16 +7,25 @@
 //! engine uses on the hot path (direction, event time, coordinates).
 
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use super::{FieldError, StringOrNumber, Text};
 
 /// Longest accepted `transactionData.reference` and `anonymizedUserData.uniqueId`.
 pub const MAX_ID_LEN: usize = 256;
 
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+/// The transaction submission payload of spec §2.1. Both listed request shapes are accepted on the
+/// same path; unknown fields are ignored. Vigil requires `transactionData.reference`,
+/// `transactionData.amount` and `anonymizedUserData.uniqueId` on top of the spec's two required
+/// sections; every other field is optional.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TransactionPayload {
+    /// Required (spec §2.1).
+    #[schema(value_type = TransactionData)]
     pub transaction_data: Option<TransactionData>,
+    /// Required (spec §2.1).
+    #[schema(value_type = AnonymizedUserData)]
     pub anonymized_user_data: Option<AnonymizedUserData>,
     pub device: Option<Device>,
     pub location: Option<Location>,
@@ -24,130 +33,229 @@ pub struct TransactionPayload {
     pub limits: Option<Limits>,
     pub screening_data: Option<ScreeningData>,
     pub beneficiary: Option<Beneficiary>,
+    /// Listed in the second request shape only.
     pub counterparty_data: Option<CounterpartyData>,
+    /// IPv4 (as the spec lists) or IPv6; an empty string is treated as absent.
+    #[schema(value_type = Option<String>, example = "203.0.113.7")]
     pub ip_address: Option<Text>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+/// `transactionData`. `reference` and `amount` are required by Vigil; the fields from
+/// `accountCurrency` on are those of the spec's second request shape.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TransactionData {
+    /// The client's unique reference; idempotency key of a submission. Required by Vigil
+    /// (1-256 characters after trimming).
+    #[schema(value_type = String, min_length = 1, max_length = 256, example = "TRX-2024-000123")]
     pub reference: Option<Text>,
+    /// Required by Vigil: a finite number, at least 0.
+    #[schema(value_type = f64, minimum = 0.0, example = 25000.0)]
     pub amount: Option<f64>,
     pub is_external_payment: Option<bool>,
+    /// The spec lists `debit`. Vigil treats `credit`, `deposit`, `inflow`, `incoming`, `cash_in`
+    /// and `cash-in` (any case) as inflows; every other value, and a missing type, counts as an
+    /// outflow (debit).
     #[serde(rename = "type")]
+    #[schema(value_type = Option<String>, example = "debit")]
     pub kind: Option<Text>,
+    /// The spec lists `card payment`.
+    #[schema(value_type = Option<String>, example = "card payment")]
     pub channel: Option<Text>,
+    /// ISO 8601 event time: RFC 3339, a date-time without offset (taken as UTC) or a plain date.
+    /// When absent the arrival time is used; a date further in the future than the configured skew
+    /// (`engine.max_future_skew_secs`, default 300 s) is clamped to the arrival time.
+    #[schema(value_type = Option<String>, example = "2024-05-01T13:45:00Z")]
     pub transaction_date: Option<Text>,
     pub status: Option<bool>,
+    #[schema(value_type = Option<String>, example = "NGN")]
     pub currency: Option<Text>,
+    #[schema(value_type = Option<String>)]
     pub receiver_account: Option<Text>,
+    #[schema(value_type = Option<String>)]
     pub sender_account: Option<Text>,
+    /// Must be finite when present.
     pub balance_before: Option<f64>,
+    #[schema(value_type = Option<String>, format = Email)]
     pub email: Option<Text>,
+    #[schema(value_type = Option<String>)]
     pub narration: Option<Text>,
     pub refund: Option<bool>,
     pub is_cheque: Option<bool>,
+    #[schema(value_type = Option<String>)]
     pub vas_receiver: Option<Text>,
     pub is_internal_account: Option<bool>,
     pub is_staff_account: Option<bool>,
+    #[schema(value_type = Option<String>)]
     pub session_id: Option<Text>,
     pub is_dormant_account: Option<bool>,
+    #[schema(value_type = Option<String>)]
     pub account_currency: Option<Text>,
+    /// Must be finite when present.
     pub account_currency_balance_before: Option<f64>,
+    #[schema(value_type = Option<String>)]
     pub signatory: Option<Text>,
+    #[schema(value_type = Option<String>)]
     pub transaction_scheme: Option<Text>,
+    /// Must be a positive finite number when present.
+    #[schema(exclusive_minimum = 0.0)]
     pub exchange_rate: Option<f64>,
+    /// Must be a positive finite number when present.
+    #[schema(exclusive_minimum = 0.0)]
     pub usd_exchange_rate: Option<f64>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+/// `anonymizedUserData`. `uniqueId` is required by Vigil; the fields from `identityNumber` on are
+/// those of the spec's second request shape.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AnonymizedUserData {
+    /// The monitored user's id. Required by Vigil (1-256 characters after trimming).
+    #[schema(value_type = String, min_length = 1, max_length = 256, example = "user-8841")]
     pub unique_id: Option<Text>,
     pub is_banned: Option<bool>,
     pub is_identity_verified: Option<bool>,
+    #[schema(value_type = Option<String>, format = Email)]
     pub email: Option<Text>,
+    /// The spec lists `individual`.
+    #[schema(value_type = Option<String>, example = "individual")]
     pub account_type: Option<Text>,
+    #[schema(value_type = Option<String>)]
     pub business_category: Option<Text>,
     pub is_phone_number_verified: Option<bool>,
+    /// ISO 8601 date-time or date.
+    #[schema(value_type = Option<String>, example = "2021-03-14T09:00:00Z")]
     pub date_joined: Option<Text>,
+    /// Between 0 and 150 when present.
+    #[schema(minimum = 0.0, maximum = 150.0)]
     pub age: Option<f64>,
+    #[schema(value_type = Option<String>)]
     pub state: Option<Text>,
+    #[schema(value_type = Option<String>)]
     pub city: Option<Text>,
+    #[schema(value_type = Option<String>)]
     pub country: Option<Text>,
+    /// The spec lists a number; strings are accepted too.
     pub identity_number: Option<StringOrNumber>,
+    #[schema(value_type = Option<String>)]
     pub phone: Option<Text>,
+    #[schema(value_type = Option<String>)]
     pub occupation: Option<Text>,
+    #[schema(value_type = Option<String>)]
     pub bank_code: Option<Text>,
+    #[schema(value_type = Option<String>)]
     pub bank_name: Option<Text>,
+    #[schema(value_type = Option<String>)]
     pub name: Option<Text>,
+    #[schema(value_type = Option<String>)]
     pub dob: Option<Text>,
+    /// Source of wealth.
+    #[schema(value_type = Option<String>)]
     pub sow: Option<Text>,
+    #[schema(value_type = Option<String>)]
     pub iban: Option<Text>,
+    #[schema(value_type = Option<String>)]
     pub sort_code: Option<Text>,
+    #[schema(value_type = Option<String>)]
     pub bank_country: Option<Text>,
     pub pep_status: Option<bool>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+/// `counterpartyData` (second request shape).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CounterpartyData {
+    #[schema(value_type = Option<String>)]
     pub country: Option<Text>,
+    #[schema(value_type = Option<String>)]
     pub bank_code: Option<Text>,
+    #[schema(value_type = Option<String>)]
     pub name: Option<Text>,
+    #[schema(value_type = Option<String>)]
     pub bank_name: Option<Text>,
+    #[schema(value_type = Option<String>)]
     pub account_number: Option<Text>,
+    #[schema(value_type = Option<String>)]
     pub account_type: Option<Text>,
+    #[schema(value_type = Option<String>)]
     pub iban: Option<Text>,
+    #[schema(value_type = Option<String>)]
     pub sort_code: Option<Text>,
+    #[schema(value_type = Option<String>)]
     pub bank_country: Option<Text>,
+    /// The spec lists a number; strings are accepted too.
     pub identity_number: Option<StringOrNumber>,
+    #[schema(value_type = Option<String>, format = Email)]
     pub email: Option<Text>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+/// `device`: the device the transaction was made from.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Device {
+    #[schema(value_type = Option<String>)]
     pub device_id: Option<Text>,
+    #[schema(value_type = Option<String>)]
     pub manufacturer: Option<Text>,
+    #[schema(value_type = Option<String>)]
     pub model: Option<Text>,
+    #[schema(value_type = Option<String>)]
     pub name: Option<Text>,
+    #[schema(value_type = Option<String>)]
     pub os_name: Option<Text>,
+    #[schema(value_type = Option<String>)]
     pub os_version: Option<Text>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+/// `location`. Coordinates are used only when both are present and in range; an empty string
+/// counts as absent.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Location {
+    /// Degrees, -90 to 90; the spec lists a string, numbers are accepted too.
     pub latitude: Option<StringOrNumber>,
+    /// Degrees, -180 to 180; the spec lists a string, numbers are accepted too.
     pub longitude: Option<StringOrNumber>,
+    #[schema(value_type = Option<String>)]
     pub country: Option<Text>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+/// `thirdPartyUserData`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ThirdPartyUserData {
+    #[schema(value_type = Option<String>)]
     pub unique_id: Option<Text>,
+    #[schema(value_type = Option<String>)]
     pub card_pan: Option<Text>,
+    #[schema(value_type = Option<String>, format = Email)]
     pub email: Option<Text>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+/// `limits`: the client's limits for rule evaluation; each a finite number, at least 0.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Limits {
+    #[schema(minimum = 0.0)]
     pub daily_limit: Option<f64>,
+    #[schema(minimum = 0.0)]
     pub overdraft_limit: Option<f64>,
+    #[schema(minimum = 0.0)]
     pub individual_transaction_limit: Option<f64>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+/// `screeningData`: the names screened against sanction and PEP lists.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ScreeningData {
+    #[schema(value_type = Option<String>)]
     pub sender_name: Option<Text>,
+    #[schema(value_type = Option<String>)]
     pub receiver_name: Option<Text>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+/// `beneficiary`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Beneficiary {
     pub is_registered_beneficiary: Option<bool>,

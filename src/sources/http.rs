@@ -16,16 +16,22 @@ use serde::Serialize;
 use tokio::sync::oneshot;
 
 use crate::api::auth::Tenant;
-use crate::api::error::ApiError;
+use crate::api::error::{ApiError, ErrorBody};
 use crate::api::extract::JsonBody;
+use crate::api::openapi::{MessageBody, TransactionFetched};
 use crate::api::AppState;
 use crate::engine::{EvaluateJob, Intake, Outcome, SinkError};
 use crate::model::{Decision, TransactionPayload, ValidationClock};
 use crate::store::ProcessingMode;
 
-#[derive(Serialize)]
-struct Processed<'a> {
+/// The instant answer (spec §2.2): the decision, or `null` for a tenant in `reporting-only`
+/// processing mode.
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = TransactionProcessed)]
+pub struct Processed<'a> {
+    #[schema(example = "Transaction processed")]
     message: &'static str,
+    #[schema(required = true)]
     data: Option<&'a Decision>,
 }
 
@@ -53,6 +59,51 @@ fn sink_failure(error: SinkError) -> ApiError {
 }
 
 /// `POST /api/v1/transaction-monitoring/instant`
+#[utoipa::path(
+    post,
+    path = "/api/v1/transaction-monitoring/instant",
+    tag = "transaction-monitoring",
+    summary = "Evaluate a transaction and return the decision",
+    description = "Validates the payload (spec §2.1), evaluates it against the active rule pack \
+        and the screening lists, stores it, and answers with the decision (spec §2.2) once it is \
+        durable. `data` is `null` when the tenant's processing mode is `reporting-only`.\n\n\
+        Idempotent per `transactionData.reference`: a reference already decided is answered with \
+        the stored decision (its state is not counted again); a reference submitted \
+        asynchronously and not yet evaluated is answered with 409.",
+    request_body(content = TransactionPayload, description = "The transaction (spec §2.1)."),
+    security(("apiKey" = [], "apiSecret" = [])),
+    responses(
+        (status = 200, description = "The decision, or `data: null` in `reporting-only` mode.", body = Processed,
+            examples(
+                ("decided" = (summary = "A decision", value = json!({"message": "Transaction processed", "data": {
+                        "transactionId": "0b7f5a52-8d8e-5a39-9a0b-5f3a2f6f2c11",
+                        "reference": "TRX-2024-000123",
+                        "riskScore": "0.00",
+                        "action": {"result": "approved", "code": 0},
+                        "ruleResult": "no rule triggered",
+                        "reason": {"code": "none", "message": "no rule triggered", "severity": "low",
+                            "rule": {"id": "", "name": ""}},
+                        "screening": {"sender": {"pep": "clear", "sanction": "clear"},
+                            "receiver": {"pep": "clear", "sanction": "clear"}},
+                        "rules": [],
+                        "rulesetVersion": "default@1.0.0+3f9a2c1d",
+                        "transactionDate": "2024-05-01T13:45:00.000Z",
+                        "evaluatedAt": "2024-05-01T13:45:00.012Z"}}))),
+                ("reportingOnly" = (summary = "A tenant in reporting-only processing mode",
+                    value = json!({"message": "Transaction processed", "data": null}))),
+            )),
+        crate::api::openapi::BodyErrors,
+        (status = 409, description = "The reference was submitted asynchronously and is still being processed.", body = ErrorBody,
+            example = json!({"message": "this reference was submitted asynchronously and is still being processed", "errors": []})),
+        (status = 422, description = "The payload's fields are wrong; every problem is listed by field path.", body = ErrorBody,
+            example = json!({"message": "request validation failed", "errors": [
+                {"field": "transactionData.amount", "problem": "must not be negative"},
+                {"field": "anonymizedUserData.uniqueId", "problem": "is required"}]})),
+        crate::api::openapi::AuthErrors,
+        (status = 503, description = "The decision could not be stored or took longer than `http.request_timeout_ms`, or the engine or store is unavailable; retry with the same reference.", body = ErrorBody,
+            example = json!({"message": "the decision is taking too long; retry with the same reference", "errors": []})),
+    ),
+)]
 pub async fn instant(
     State(app): State<AppState>,
     Extension(tenant): Extension<Tenant>,
@@ -107,6 +158,30 @@ pub async fn instant(
 }
 
 /// `POST /api/v1/transaction-monitoring`
+#[utoipa::path(
+    post,
+    path = "/api/v1/transaction-monitoring",
+    tag = "transaction-monitoring",
+    summary = "Submit a transaction for asynchronous evaluation",
+    description = "Validates the payload (spec §2.1), stores it as pending (durable), answers \
+        'Transaction submitted', and evaluates it afterwards; a restart re-evaluates whatever was \
+        still pending. Idempotent per `transactionData.reference`: resubmitting a stored \
+        reference is acknowledged again without a second evaluation. The decision can be read \
+        with `GET /api/v1/transaction-monitoring/{transactionId}`.",
+    request_body(content = TransactionPayload, description = "The transaction (spec §2.1)."),
+    security(("apiKey" = [], "apiSecret" = [])),
+    responses(
+        (status = 200, description = "Stored; evaluation follows.", body = MessageBody,
+            example = json!({"message": "Transaction submitted"})),
+        crate::api::openapi::BodyErrors,
+        (status = 422, description = "The payload's fields are wrong; every problem is listed by field path.", body = ErrorBody,
+            example = json!({"message": "request validation failed", "errors": [
+                {"field": "transactionData.reference", "problem": "is required"}]})),
+        crate::api::openapi::AuthErrors,
+        (status = 503, description = "The submission could not be stored, or the engine is shutting down; retry with the same reference.", body = ErrorBody,
+            example = json!({"message": "the decision could not be stored; retry with the same reference", "errors": []})),
+    ),
+)]
 pub async fn submit(
     State(app): State<AppState>,
     Extension(tenant): Extension<Tenant>,
@@ -138,6 +213,29 @@ pub async fn submit(
 }
 
 /// `GET /api/v1/transaction-monitoring/{transactionId}` — by Vigil's id or the client reference.
+#[utoipa::path(
+    get,
+    path = "/api/v1/transaction-monitoring/{transactionId}",
+    tag = "transaction-monitoring",
+    summary = "Read a stored transaction's decision",
+    description = "Looks the transaction up by Vigil's `transactionId`, then by the client's \
+        `transactionData.reference`. A decided transaction is answered with its decision plus \
+        `status: decided` and `intake`; an asynchronous submission not yet evaluated with \
+        `status: pending`. (Vigil addition; not in the spec.)",
+    params(
+        ("transactionId" = String, Path, description = "Vigil's transaction id or the client's reference."),
+    ),
+    security(("apiKey" = [], "apiSecret" = [])),
+    responses(
+        (status = 200, description = "The stored transaction.", body = TransactionFetched),
+        (status = 404, description = "No transaction with this id or reference for this tenant.", body = ErrorBody,
+            example = json!({"message": "transaction not found", "errors": [
+                {"field": "transactionId", "problem": "no transaction with this id or reference"}]})),
+        crate::api::openapi::AuthErrors,
+        (status = 503, description = "The store is unavailable; retry later.", body = ErrorBody,
+            example = json!({"message": "storage is unavailable, retry later", "errors": []})),
+    ),
+)]
 pub async fn fetch(
     State(app): State<AppState>,
     Extension(tenant): Extension<Tenant>,

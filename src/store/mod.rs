@@ -44,7 +44,9 @@ pub enum Backend {
 }
 
 /// How a tenant's transactions are answered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum ProcessingMode {
     /// Decisions are returned to the caller.
@@ -94,11 +96,14 @@ pub struct KeyRecord {
 }
 
 /// A stored list entry.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ListEntry {
+    /// The blacklisted user id, receiver, account number or device id.
     pub value: String,
+    /// When the entry was added, in milliseconds since the Unix epoch.
     pub created_at_ms: i64,
+    /// The API key that added it.
     pub created_by: String,
 }
 

@@ -224,7 +224,15 @@ fn rule_engine(limits: SandboxLimits, sets: HashMap<String, HashSet<String>>) ->
         "in_set",
         move |set: &str, value: &str| -> Result<bool, Box<rhai::EvalAltResult>> {
             match sets.get(set) {
-                Some(members) => Ok(members.contains(&value.trim().to_uppercase())),
+                Some(members) => {
+                    let value = value.trim();
+                    // Members are stored upper-case; most values already are (country codes).
+                    if !value.bytes().any(|b| b.is_ascii_lowercase()) && value.is_ascii() {
+                        Ok(members.contains(value))
+                    } else {
+                        Ok(members.contains(&value.to_uppercase()))
+                    }
+                }
                 None => {
                     Err(format!("unknown set '{set}' (define it under [sets] in pack.toml)").into())
                 }
@@ -407,22 +415,37 @@ impl RuleSet {
         self.rules.iter().position(|r| r.meta.id == id)
     }
 
-    /// Evaluates every rule against `input`, reusing `scope` (cleared here).
+    /// Evaluates every rule against `input`, reusing `scope` (cleared here). The views are scope
+    /// constants, so no rule can change what the rules after it see; each rule runs in its own
+    /// sandboxed evaluation, so an error is pinned to its rule and the others still count.
     pub fn evaluate(&self, input: &Arc<RuleInput>, scope: &mut Scope<'static>) -> Evaluation {
         use context::*;
         scope.clear();
-        scope.push("tx", TxView(input.clone()));
-        scope.push("user", UserView(input.clone()));
-        scope.push("agg", AggView(input.clone()));
-        scope.push("limits", LimitsView(input.clone()));
-        scope.push("device", DeviceView(input.clone()));
-        scope.push("location", LocationView(input.clone()));
-        scope.push("counterparty", CounterpartyView(input.clone()));
-        scope.push("lists", ListsView(input.clone()));
-        scope.push("screening", ScreeningView(input.clone()));
+        scope.push_constant("tx", TxView(input.clone()));
+        scope.push_constant("user", UserView(input.clone()));
+        scope.push_constant("agg", AggView(input.clone()));
+        scope.push_constant("limits", LimitsView(input.clone()));
+        scope.push_constant("device", DeviceView(input.clone()));
+        scope.push_constant("location", LocationView(input.clone()));
+        scope.push_constant("counterparty", CounterpartyView(input.clone()));
+        scope.push_constant("lists", ListsView(input.clone()));
+        scope.push_constant("screening", ScreeningView(input.clone()));
         let base = scope.len();
         let mut evaluation = Evaluation::default();
-        for (index, rule) in self.rules.iter().enumerate() {
+        self.evaluate_each(0..self.rules.len(), scope, base, &mut evaluation);
+        scope.clear();
+        evaluation
+    }
+
+    fn evaluate_each(
+        &self,
+        rules: std::ops::Range<usize>,
+        scope: &mut Scope<'static>,
+        base: usize,
+        evaluation: &mut Evaluation,
+    ) {
+        for index in rules {
+            let rule = &self.rules[index];
             scope.rewind(base);
             match self.engine.eval_ast_with_scope::<Dynamic>(scope, &rule.ast) {
                 Ok(value) => match value.as_bool() {
@@ -436,8 +459,6 @@ impl RuleSet {
                 Err(error) => evaluation.errors.push((index, error.to_string())),
             }
         }
-        scope.clear();
-        evaluation
     }
 
     /// Combines hits into a score, an action and the decisive rule (see README "decision model").
@@ -699,6 +720,20 @@ risky = ["kp", "IR"]
                 "let x = 0; loop { x += 1; } x > 0",
             ),
             rule("OK", "//! score = 0.5", "tx.amount > 1.0"),
+        ])
+        .expect("compiles");
+        let mut scope = Scope::new();
+        let evaluation = set.evaluate(&input(10.0, "ng"), &mut scope);
+        assert_eq!(evaluation.hits, vec![1]);
+        assert_eq!(evaluation.errors.len(), 1);
+        assert_eq!(evaluation.errors[0].0, 0);
+    }
+
+    #[test]
+    fn rules_cannot_change_what_later_rules_see() {
+        let set = compile(&[
+            rule("A", "//! score = 0.1", "tx = 5; true"),
+            rule("B", "//! score = 0.1", "tx.amount > 1.0"),
         ])
         .expect("compiles");
         let mut scope = Scope::new();
