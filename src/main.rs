@@ -247,7 +247,11 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 shards: shards.unwrap_or(settings.shards),
                 limit,
             };
-            let report = vigil::replay::run(&options).context("replaying")?;
+            // The replay drives shard queues with blocking sends: keep it off the async workers.
+            let report = tokio::task::spawn_blocking(move || vigil::replay::run(&options))
+                .await
+                .context("replay thread")?
+                .context("replaying")?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);
             } else {
