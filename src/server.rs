@@ -77,15 +77,18 @@ pub fn restore_transaction(stored: &StoredTransaction, skew_ms: i64) -> Option<T
     Some(tx)
 }
 
-/// Starts the service on `settings.listen` and runs until `shutdown` fires.
+async fn bind(settings: &Settings) -> Result<TcpListener, ServeError> {
+    TcpListener::bind(settings.listen)
+        .await
+        .map_err(|source| ServeError::Listen {
+            addr: settings.listen,
+            source,
+        })
+}
+
+/// Starts the service on `settings.listen` and runs until [`Running::stop`].
 pub async fn start(settings: Settings) -> Result<Running, ServeError> {
-    let listener =
-        TcpListener::bind(settings.listen)
-            .await
-            .map_err(|source| ServeError::Listen {
-                addr: settings.listen,
-                source,
-            })?;
+    let listener = bind(&settings).await?;
     let addr = listener.local_addr()?;
     let (shutdown, signal) = tokio::sync::oneshot::channel();
     let app = build(settings).await?;
@@ -101,13 +104,7 @@ pub async fn start(settings: Settings) -> Result<Running, ServeError> {
 
 /// Runs the service until SIGINT or SIGTERM.
 pub async fn serve(settings: Settings) -> Result<(), ServeError> {
-    let listener =
-        TcpListener::bind(settings.listen)
-            .await
-            .map_err(|source| ServeError::Listen {
-                addr: settings.listen,
-                source,
-            })?;
+    let listener = bind(&settings).await?;
     let app = build(settings).await?;
     tracing::info!(addr = %listener.local_addr()?, "vigil listening");
     run(app, listener, shutdown_signal()).await

@@ -455,16 +455,13 @@ async fn reporting_only_tenants_get_null_data_and_their_transactions_are_recorde
     let mut h = Harness::start().await;
     let key = h.key("quiet-bank", false).await;
     let (status, body) = h
-        .client
-        .put(h.url("/api/v1/settings"))
-        .header("apiKey", &key.0)
-        .header("apiSecret", &key.1)
-        .json(&json!({"processingMode": "reporting-only"}))
-        .send()
-        .await
-        .map(|r| (r.status().as_u16(), r))
-        .expect("request");
-    assert_eq!(status, 200, "{:?}", body.text().await);
+        .put(
+            &key,
+            "/api/v1/settings",
+            &json!({"processingMode": "reporting-only"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
     let (status, body) = h
         .instant(&key, &tx("ro-1", "u-ro", 20_000.0, "2026-03-02T10:00:00Z"))
         .await;
@@ -477,17 +474,13 @@ async fn reporting_only_tenants_get_null_data_and_their_transactions_are_recorde
     assert_eq!(status, 200);
     assert_eq!(stored["data"]["action"]["result"], "review");
     let (status, body) = h
-        .client
-        .put(h.url("/api/v1/settings"))
-        .header("apiKey", &key.0)
-        .header("apiSecret", &key.1)
-        .json(&json!({"processingMode": "sometimes"}))
-        .send()
-        .await
-        .map(|r| (r.status().as_u16(), r))
-        .expect("request");
+        .put(
+            &key,
+            "/api/v1/settings",
+            &json!({"processingMode": "sometimes"}),
+        )
+        .await;
     assert_eq!(status, 422);
-    let body: Value = body.json().await.expect("json");
     assert_eq!(body["errors"][0]["field"], "processingMode");
     h.stop().await;
 }

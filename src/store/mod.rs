@@ -561,16 +561,8 @@ impl Store {
         business_id: i64,
         transaction_id: &str,
     ) -> Result<Option<StoredTransaction>, StoreError> {
-        let sql = format!(
-            "{} WHERE business_id = $1 AND transaction_id = $2",
-            Self::TX_COLUMNS
-        );
-        let row = sqlx::query(&sql)
-            .bind(business_id)
-            .bind(transaction_id)
-            .fetch_optional(&self.pool)
-            .await?;
-        Ok(row.map(stored_from_row))
+        self.transaction_where("transaction_id", business_id, transaction_id)
+            .await
     }
 
     pub async fn transaction_by_reference(
@@ -578,13 +570,24 @@ impl Store {
         business_id: i64,
         reference: &str,
     ) -> Result<Option<StoredTransaction>, StoreError> {
+        self.transaction_where("reference", business_id, reference)
+            .await
+    }
+
+    /// One of a tenant's transactions by a unique column (`column` is ours, never input).
+    async fn transaction_where(
+        &self,
+        column: &'static str,
+        business_id: i64,
+        value: &str,
+    ) -> Result<Option<StoredTransaction>, StoreError> {
         let sql = format!(
-            "{} WHERE business_id = $1 AND reference = $2",
+            "{} WHERE business_id = $1 AND {column} = $2",
             Self::TX_COLUMNS
         );
         let row = sqlx::query(&sql)
             .bind(business_id)
-            .bind(reference)
+            .bind(value)
             .fetch_optional(&self.pool)
             .await?;
         Ok(row.map(stored_from_row))

@@ -144,44 +144,42 @@ impl Harness {
         format!("{}{}", self.base, path)
     }
 
-    pub async fn post(&self, key: &(String, String), path: &str, body: &Value) -> (u16, Value) {
-        let response = self
+    /// Sends an authenticated request; answers the status and the JSON body (Null if none).
+    pub async fn send(
+        &self,
+        key: &(String, String),
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> (u16, Value) {
+        let mut request = self
             .client
-            .post(self.url(path))
+            .request(method, self.url(path))
             .header("apiKey", &key.0)
-            .header("apiSecret", &key.1)
-            .json(body)
-            .send()
-            .await
-            .expect("request");
+            .header("apiSecret", &key.1);
+        if let Some(body) = body {
+            request = request.json(body);
+        }
+        let response = request.send().await.expect("request");
         let status = response.status().as_u16();
         (status, response.json().await.unwrap_or(Value::Null))
+    }
+
+    pub async fn post(&self, key: &(String, String), path: &str, body: &Value) -> (u16, Value) {
+        self.send(key, reqwest::Method::POST, path, Some(body))
+            .await
+    }
+
+    pub async fn put(&self, key: &(String, String), path: &str, body: &Value) -> (u16, Value) {
+        self.send(key, reqwest::Method::PUT, path, Some(body)).await
     }
 
     pub async fn get(&self, key: &(String, String), path: &str) -> (u16, Value) {
-        let response = self
-            .client
-            .get(self.url(path))
-            .header("apiKey", &key.0)
-            .header("apiSecret", &key.1)
-            .send()
-            .await
-            .expect("request");
-        let status = response.status().as_u16();
-        (status, response.json().await.unwrap_or(Value::Null))
+        self.send(key, reqwest::Method::GET, path, None).await
     }
 
     pub async fn delete(&self, key: &(String, String), path: &str) -> (u16, Value) {
-        let response = self
-            .client
-            .delete(self.url(path))
-            .header("apiKey", &key.0)
-            .header("apiSecret", &key.1)
-            .send()
-            .await
-            .expect("request");
-        let status = response.status().as_u16();
-        (status, response.json().await.unwrap_or(Value::Null))
+        self.send(key, reqwest::Method::DELETE, path, None).await
     }
 
     pub async fn instant(&self, key: &(String, String), tx: &Value) -> (u16, Value) {
