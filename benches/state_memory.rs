@@ -106,7 +106,13 @@ fn main() {
         child(scenario);
         return;
     }
-    // `cargo bench` passes `--bench`; any other argument selects scenarios by name.
+    // `cargo bench` passes `--bench`; without it (`cargo test --benches`) this is a measurement,
+    // not a test: say so and stop instead of replaying millions of events in a debug build.
+    if !std::env::args().any(|arg| arg == "--bench") {
+        println!("state_memory: a measurement; run it with `cargo bench --bench state_memory`");
+        return;
+    }
+    // Any other argument selects scenarios by name.
     let selected: Vec<String> = std::env::args()
         .skip(1)
         .filter(|arg| !arg.starts_with('-'))

@@ -19,7 +19,10 @@ else
 fi
 
 echo "== unit and integration tests"
-cargo test --locked --all-targets
+cargo test --locked
+
+echo "== benchmarks compile (they run with cargo bench, never as tests)"
+cargo build --locked --benches
 
 echo "== rule pack fixtures through the CLI"
 cargo run --locked --quiet -- rules test
