@@ -19,10 +19,15 @@ else
 fi
 
 echo "== unit and integration tests"
-cargo test --locked
+LOG="$(mktemp)"
+trap 'rm -f "$LOG"' EXIT
+cargo test --locked 2>&1 | tee "$LOG"
 
 echo "== benchmarks compile (they run with cargo bench, never as tests)"
 cargo build --locked --benches
 
 echo "== rule pack fixtures through the CLI"
 cargo run --locked --quiet -- rules test
+
+# One closing line for the whole run (cargo's last summary is the doc-test one).
+awk '/^test result:/ { passed += $4; failed += $6 } END { printf "tests: %d passed, %d failed\n", passed, failed }' "$LOG"
