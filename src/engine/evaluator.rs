@@ -58,6 +58,22 @@ pub fn wall_clock_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }
 
+/// The state of a tenant's user, created on first sight; the key is only allocated for a new user.
+fn user_entry<'a>(
+    users: &'a mut HashMap<i64, HashMap<Box<str>, UserState>>,
+    tenant: i64,
+    user: &str,
+) -> &'a mut UserState {
+    let users = users.entry(tenant).or_default();
+    if !users.contains_key(user) {
+        users.insert(Box::from(user), UserState::default());
+    }
+    match users.get_mut(user) {
+        Some(state) => state,
+        None => unreachable!("inserted above"),
+    }
+}
+
 impl Evaluator {
     pub fn new(limits: StateLimits) -> Self {
         Evaluator {
@@ -77,11 +93,7 @@ impl Evaluator {
     }
 
     fn user_mut(&mut self, tenant: i64, user: &str) -> &mut UserState {
-        let users = self.users.entry(tenant).or_default();
-        if !users.contains_key(user) {
-            users.insert(Box::from(user), UserState::default());
-        }
-        users.get_mut(user).expect("inserted above")
+        user_entry(&mut self.users, tenant, user)
     }
 
     pub fn user(&self, tenant: i64, user: &str) -> Option<&UserState> {
@@ -146,11 +158,7 @@ impl Evaluator {
         let limits = self.limits;
         let mut scratch = std::mem::take(&mut self.scratch);
         let mut recent = std::mem::take(&mut self.recent);
-        let users = self.users.entry(tenant).or_default();
-        if !users.contains_key(tx.user_id.as_str()) {
-            users.insert(Box::from(tx.user_id.as_str()), UserState::default());
-        }
-        let state = users.get_mut(tx.user_id.as_str()).expect("inserted above");
+        let state = user_entry(&mut self.users, tenant, &tx.user_id);
         if state.has_reference(reference) {
             self.scratch = scratch;
             self.recent = recent;
@@ -212,10 +220,7 @@ impl Evaluator {
             transaction_date: format_time_ms(tx.event_time_ms),
             evaluated_at: format_time_ms((self.clock)()),
         };
-        let users = self.users.entry(tenant).or_default();
-        if let Some(state) = users.get_mut(tx.user_id.as_str()) {
-            state.apply(&tx, limits);
-        }
+        state.apply(&tx, limits);
         (Outcome::Decided(Arc::new(decision)), tx)
     }
 }

@@ -6,6 +6,8 @@
 //! turns the payload into a [`Transaction`]: the parsed payload plus the normalised facts the
 //! engine uses on the hot path (direction, event time, coordinates).
 
+use std::sync::LazyLock;
+
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -316,12 +318,12 @@ pub struct Transaction {
 impl Transaction {
     pub fn data(&self) -> &TransactionData {
         // validate() guarantees presence; the default keeps this total.
-        static EMPTY: TransactionData = empty_transaction_data();
+        static EMPTY: LazyLock<TransactionData> = LazyLock::new(TransactionData::default);
         self.payload.transaction_data.as_ref().unwrap_or(&EMPTY)
     }
 
     pub fn user(&self) -> &AnonymizedUserData {
-        static EMPTY: AnonymizedUserData = empty_user_data();
+        static EMPTY: LazyLock<AnonymizedUserData> = LazyLock::new(AnonymizedUserData::default);
         self.payload.anonymized_user_data.as_ref().unwrap_or(&EMPTY)
     }
 
@@ -348,66 +350,6 @@ impl Transaction {
             .as_ref()
             .and_then(|d| d.device_id.as_deref())
             .filter(|id| !id.is_empty())
-    }
-}
-
-const fn empty_transaction_data() -> TransactionData {
-    TransactionData {
-        reference: None,
-        amount: None,
-        is_external_payment: None,
-        kind: None,
-        channel: None,
-        transaction_date: None,
-        status: None,
-        currency: None,
-        receiver_account: None,
-        sender_account: None,
-        balance_before: None,
-        email: None,
-        narration: None,
-        refund: None,
-        is_cheque: None,
-        vas_receiver: None,
-        is_internal_account: None,
-        is_staff_account: None,
-        session_id: None,
-        is_dormant_account: None,
-        account_currency: None,
-        account_currency_balance_before: None,
-        signatory: None,
-        transaction_scheme: None,
-        exchange_rate: None,
-        usd_exchange_rate: None,
-    }
-}
-
-const fn empty_user_data() -> AnonymizedUserData {
-    AnonymizedUserData {
-        unique_id: None,
-        is_banned: None,
-        is_identity_verified: None,
-        email: None,
-        account_type: None,
-        business_category: None,
-        is_phone_number_verified: None,
-        date_joined: None,
-        age: None,
-        state: None,
-        city: None,
-        country: None,
-        identity_number: None,
-        phone: None,
-        occupation: None,
-        bank_code: None,
-        bank_name: None,
-        name: None,
-        dob: None,
-        sow: None,
-        iban: None,
-        sort_code: None,
-        bank_country: None,
-        pep_status: None,
     }
 }
 
