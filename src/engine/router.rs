@@ -220,10 +220,15 @@ mod tests {
     }
 
     #[test]
-    fn the_same_user_id_in_two_tenants_may_route_apart_but_never_shares_state() {
-        // Routing includes the tenant; state maps are keyed by tenant as well (see evaluator).
-        let a = shard_of(1, "same", 1024);
-        let b = shard_of(2, "same", 1024);
-        assert!(a < 1024 && b < 1024);
+    fn the_tenant_is_part_of_the_routing_key() {
+        // If routing ignored the tenant, the same user id would land on the same shard in every
+        // tenant; with it, a good share of ids route apart. (State maps are keyed by tenant too.)
+        let apart = (0..1000)
+            .filter(|i| {
+                let user = format!("user-{i}");
+                shard_of(1, &user, 64) != shard_of(2, &user, 64)
+            })
+            .count();
+        assert!(apart > 900, "only {apart} of 1000 user ids route apart");
     }
 }
