@@ -29,5 +29,8 @@ cargo build --locked --benches
 echo "== rule pack fixtures through the CLI"
 cargo run --locked --quiet -- rules test
 
+echo "== screening fixtures through the CLI (bundled lists)"
+cargo run --locked --quiet -- screen test
+
 # One closing line for the whole run (cargo's last summary is the doc-test one).
 awk '/^test result:/ { passed += $4; failed += $6 } END { printf "tests: %d passed, %d failed\n", passed, failed }' "$LOG"

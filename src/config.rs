@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::engine::rules::SandboxLimits;
+use crate::screening::config::ScreeningConfig;
 
 #[derive(Debug, Error)]
 pub enum ConfigError {
@@ -46,6 +47,7 @@ pub struct Config {
     pub store: StoreConfig,
     pub sandbox: SandboxLimits,
     pub log: LogConfig,
+    pub screening: ScreeningConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -109,6 +111,7 @@ impl Default for Config {
             store: StoreConfig::default(),
             sandbox: SandboxLimits::default(),
             log: LogConfig::default(),
+            screening: ScreeningConfig::default(),
         }
     }
 }
@@ -233,6 +236,9 @@ impl Config {
                 "database_url",
                 "must start with sqlite: or postgres://",
             ));
+        }
+        if let Some((key, problem)) = self.screening.problems().into_iter().next() {
+            return Err(ConfigError::Invalid { key, problem });
         }
         Ok(())
     }

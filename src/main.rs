@@ -54,6 +54,11 @@ enum Command {
         #[command(subcommand)]
         command: RulesCommand,
     },
+    /// Screen names against the configured sanctions and PEP lists.
+    Screen {
+        #[command(subcommand)]
+        command: ScreenCommand,
+    },
     /// Run a file of transactions (JSON lines, .gz allowed) through the engine offline.
     Replay {
         file: PathBuf,
@@ -106,6 +111,44 @@ enum RulesCommand {
         rules: Option<PathBuf>,
         #[arg(long)]
         fixtures: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum ScreenCommand {
+    /// Precision, recall and F1 over labelled cases (JSON lines), at a threshold and swept.
+    Eval {
+        file: PathBuf,
+        /// 0-100 (default: the configured match threshold).
+        #[arg(long)]
+        threshold: Option<f32>,
+        #[arg(long)]
+        json: bool,
+        /// Exit non-zero when F1 at the threshold is below this.
+        #[arg(long)]
+        min_f1: Option<f64>,
+    },
+    /// Run screening fixtures: every case must come out right at the threshold.
+    Test {
+        /// Case files (JSON lines); default: every *.jsonl in fixtures/screening/cases.
+        files: Vec<PathBuf>,
+        /// 0-100 (default: the configured match threshold).
+        #[arg(long)]
+        threshold: Option<f32>,
+    },
+    /// Screen one name and print the matches.
+    Query {
+        name: String,
+        /// sanction or pep (default: both).
+        #[arg(long)]
+        kind: Option<String>,
+        #[arg(long, default_value_t = 80.0)]
+        threshold: f32,
+        /// Lower-case ISO alpha-2 country filter.
+        #[arg(long)]
+        country: Option<String>,
+        #[arg(long, default_value_t = 10)]
+        limit: usize,
     },
 }
 
@@ -229,6 +272,115 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 println!("all fixtures passed");
             }
         },
+        Command::Screen { command } => {
+            let settings = settings(&cli.common, None)?;
+            let config = settings.config.screening.clone();
+            let data_dir = settings.config.data_dir.clone();
+            let manager = tokio::task::spawn_blocking(move || {
+                vigil::screening::manager::ListsManager::load_all(config, &data_dir)
+            })
+            .await
+            .context("list loading thread")?
+            .context("loading screening lists")?;
+            let index = manager.current().index().clone();
+            let match_threshold = settings.config.screening.match_threshold;
+            match command {
+                ScreenCommand::Eval {
+                    file,
+                    threshold,
+                    json,
+                    min_f1,
+                } => {
+                    let text = std::fs::read_to_string(&file)
+                        .with_context(|| format!("reading {}", file.display()))?;
+                    let cases = vigil::screening::eval::parse_cases(&text)
+                        .with_context(|| format!("parsing {}", file.display()))?;
+                    let threshold = threshold.unwrap_or(match_threshold);
+                    let report = vigil::screening::eval::evaluate(
+                        &index,
+                        &cases,
+                        threshold,
+                        vigil::screening::eval::SWEEP,
+                    );
+                    if json {
+                        println!("{}", serde_json::to_string_pretty(&report)?);
+                    } else {
+                        print!("{}", report.render());
+                    }
+                    if min_f1.is_some_and(|min| report.threshold.f1 < min) {
+                        return Ok(ExitCode::FAILURE);
+                    }
+                }
+                ScreenCommand::Test { files, threshold } => {
+                    let files = if files.is_empty() {
+                        vigil::screening::eval::case_files(std::path::Path::new(
+                            "fixtures/screening/cases",
+                        ))
+                        .context("listing fixtures/screening/cases")?
+                    } else {
+                        files
+                    };
+                    let threshold = threshold.unwrap_or(match_threshold);
+                    let mut failed = 0usize;
+                    let mut total = 0usize;
+                    for file in &files {
+                        let text = std::fs::read_to_string(file)
+                            .with_context(|| format!("reading {}", file.display()))?;
+                        let cases = vigil::screening::eval::parse_cases(&text)
+                            .with_context(|| format!("parsing {}", file.display()))?;
+                        let failures =
+                            vigil::screening::eval::check_cases(&index, &cases, threshold);
+                        total += cases.len();
+                        failed += failures.len();
+                        for failure in failures {
+                            println!("FAIL {}: {failure}", file.display());
+                        }
+                    }
+                    println!(
+                        "{} screening cases in {} files at threshold {threshold}: {} passed, {failed} failed",
+                        total,
+                        files.len(),
+                        total - failed
+                    );
+                    if failed > 0 {
+                        return Ok(ExitCode::FAILURE);
+                    }
+                }
+                ScreenCommand::Query {
+                    name,
+                    kind,
+                    threshold,
+                    country,
+                    limit,
+                } => {
+                    let kind = match kind.as_deref() {
+                        None => None,
+                        Some("sanction") => Some(vigil::screening::entity::ListKind::Sanction),
+                        Some("pep") => Some(vigil::screening::entity::ListKind::Pep),
+                        Some(other) => bail!("unknown list kind {other} (sanction or pep)"),
+                    };
+                    let hits = index.search(&vigil::screening::index::ScreenQuery {
+                        name: &name,
+                        kind,
+                        tenant: None,
+                        country: country.as_deref(),
+                        birth_year: None,
+                        threshold,
+                        limit,
+                    });
+                    for hit in &hits {
+                        let entity = index.entity(hit.entity);
+                        println!(
+                            "{:>5.1}  {:<24} {}  (matched {:?})",
+                            hit.score, entity.entity.id, entity.entity.name, hit.matched_name
+                        );
+                    }
+                    if hits.is_empty() {
+                        println!("no match at or above {threshold}");
+                    }
+                }
+            }
+        }
         Command::Replay {
             file,
             labels,

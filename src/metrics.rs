@@ -42,6 +42,10 @@ pub struct Metrics {
     pub store_batch_size: Histogram,
     pub store_commit_seconds: Histogram,
     pub store_errors: IntCounter,
+    pub screening_list_entities: IntGaugeVec,
+    pub screening_list_failing: IntGaugeVec,
+    pub screening_reloads: IntCounterVec,
+    pub screening_build_seconds: Histogram,
 }
 
 fn register<C: prometheus::core::Collector + Clone + 'static>(
@@ -164,6 +168,44 @@ impl Metrics {
                 IntGauge::new(
                     "rules_reload_failing",
                     "1 while the newest rule files failed to load and the previous pack serves",
+                )
+                .expect("valid"),
+            ),
+            screening_list_entities: register(
+                r,
+                IntGaugeVec::new(
+                    Opts::new("screening_list_entities", "Entities of each loaded list"),
+                    &["list"],
+                )
+                .expect("valid"),
+            ),
+            screening_list_failing: register(
+                r,
+                IntGaugeVec::new(
+                    Opts::new(
+                        "screening_list_failing",
+                        "1 while the newest version of a list failed to load and the previous one serves",
+                    ),
+                    &["list"],
+                )
+                .expect("valid"),
+            ),
+            screening_reloads: register(
+                r,
+                IntCounterVec::new(
+                    Opts::new("screening_reloads_total", "Screening index rebuilds by result"),
+                    &["result"],
+                )
+                .expect("valid"),
+            ),
+            screening_build_seconds: register(
+                r,
+                Histogram::with_opts(
+                    HistogramOpts::new(
+                        "screening_build_seconds",
+                        "Time to load changed lists and build the screening index",
+                    )
+                    .buckets(vec![0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0]),
                 )
                 .expect("valid"),
             ),

@@ -24,6 +24,8 @@ use crate::engine::state::StateLimits;
 use crate::engine::{Engine, EvaluateJob, Intake, Lists, Snapshot};
 use crate::metrics::Metrics;
 use crate::model::{Transaction, TransactionPayload, ValidationClock};
+use crate::screening::config::ScreeningConfig;
+use crate::screening::manager::ListsManager;
 use crate::screening::NoScreening;
 use crate::sinks::store::spawn_writer;
 use crate::store::{Store, StoreError, StoredTransaction};
@@ -135,7 +137,10 @@ async fn shutdown_signal() {
 struct Built {
     state: AppState,
     writer_task: tokio::task::JoinHandle<()>,
-    _watcher: Option<notify::RecommendedWatcher>,
+    _watchers: (
+        Option<notify::RecommendedWatcher>,
+        Option<notify::RecommendedWatcher>,
+    ),
 }
 
 async fn build(settings: Settings) -> Result<Built, ServeError> {
@@ -158,6 +163,7 @@ async fn build(settings: Settings) -> Result<Built, ServeError> {
         screener: Arc::new(NoScreening),
     };
     let snapshot = Arc::new(ArcSwap::from_pointee(snapshot));
+    let screening = start_screening(&store, &settings, snapshot.clone(), metrics.clone()).await?;
 
     let (writer, writer_task) = spawn_writer(
         store.clone(),
@@ -198,7 +204,21 @@ async fn build(settings: Settings) -> Result<Built, ServeError> {
             None
         }
     };
-    spawn_sighup_reload(rules.clone());
+    spawn_sighup_reload(rules.clone(), screening.clone());
+    let lists_watcher = if config.screening.enabled {
+        match screening.watch() {
+            Ok(watcher) => Some(watcher),
+            Err(error) => {
+                tracing::warn!(%error, "cannot watch list files; reload with SIGHUP or the admin endpoint");
+                None
+            }
+        }
+    } else {
+        None
+    };
+    if config.screening.enabled {
+        screening.spawn_downloads();
+    }
 
     let state = AppState {
         settings: Arc::new(settings),
@@ -207,16 +227,17 @@ async fn build(settings: Settings) -> Result<Built, ServeError> {
         writer,
         keys,
         rules,
+        screening,
         metrics,
     };
     Ok(Built {
         state,
         writer_task,
-        _watcher: watcher,
+        _watchers: (watcher, lists_watcher),
     })
 }
 
-fn spawn_sighup_reload(rules: Arc<RulesManager>) {
+fn spawn_sighup_reload(rules: Arc<RulesManager>, screening: Arc<ListsManager>) {
     #[cfg(unix)]
     tokio::spawn(async move {
         let Ok(mut hangup) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
@@ -226,10 +247,56 @@ fn spawn_sighup_reload(rules: Arc<RulesManager>) {
         while hangup.recv().await.is_some() {
             let rules = rules.clone();
             let _ = tokio::task::spawn_blocking(move || rules.reload()).await;
+            let screening = screening.clone();
+            let _ = tokio::task::spawn_blocking(move || screening.reload()).await;
         }
     });
     #[cfg(not(unix))]
-    let _ = rules;
+    let _ = (rules, screening);
+}
+
+/// Loads the screening lists (off the async threads) and puts their screener into the engine
+/// snapshot before any transaction is evaluated. With screening disabled, no list loads and the
+/// snapshot keeps [`NoScreening`].
+async fn start_screening(
+    store: &Store,
+    settings: &Settings,
+    snapshot: crate::engine::SharedSnapshot,
+    metrics: Arc<Metrics>,
+) -> Result<Arc<ListsManager>, ServeError> {
+    let config = settings.config.screening.clone();
+    let mut tenants = std::collections::HashMap::new();
+    for source in &config.lists {
+        if let Some(business) = &source.business {
+            let record = store.ensure_business(business).await?;
+            tenants.insert(business.clone(), record.id);
+        }
+    }
+    let data_dir = settings.config.data_dir.clone();
+    let enabled = config.enabled;
+    let manager = tokio::task::spawn_blocking(move || {
+        let snapshot = enabled.then_some(snapshot);
+        let config = if enabled {
+            config
+        } else {
+            ScreeningConfig {
+                lists: Vec::new(),
+                ..config
+            }
+        };
+        if enabled {
+            ListsManager::start(config, &data_dir, &tenants, snapshot, Some(metrics))
+        } else {
+            ListsManager::disabled(config)
+        }
+    })
+    .await
+    .map_err(|e| ServeError::Io(std::io::Error::other(e.to_string())))?;
+    let status = manager.status();
+    for list in status.lists.iter().filter(|l| l.last_error.is_some()) {
+        tracing::error!(list = %list.name, error = list.last_error.as_deref().unwrap_or(""), "screening list failed to load");
+    }
+    Ok(manager)
 }
 
 /// Replays stored history into the shards, then re-queues pending submissions.
@@ -299,7 +366,7 @@ async fn run(
     let Built {
         state,
         writer_task,
-        _watcher,
+        _watchers,
     } = built;
     let engine = state.engine.clone();
     let router = api::router(state);

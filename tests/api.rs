@@ -639,10 +639,10 @@ async fn rule_changes_go_live_without_a_restart_and_broken_rules_never_replace_g
         .post(&admin, "/api/v1/admin/rules/reload", &json!({}))
         .await;
     assert_eq!(status, 200, "{body}");
-    assert_eq!(body["data"]["rules"], 5);
+    assert_eq!(body["data"]["rules"], 7);
     let (status, body) = h.get(&admin, "/api/v1/admin/rules").await;
     assert_eq!(status, 200);
-    assert_eq!(body["data"]["rules"].as_array().map(Vec::len), Some(5));
+    assert_eq!(body["data"]["rules"].as_array().map(Vec::len), Some(7));
     h.stop().await;
 }
 

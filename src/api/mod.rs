@@ -12,6 +12,7 @@ pub mod error;
 pub mod extract;
 pub mod lists;
 pub mod openapi;
+pub mod screening;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -27,6 +28,7 @@ use crate::config::Settings;
 use crate::engine::rules::reload::RulesManager;
 use crate::engine::Engine;
 use crate::metrics::Metrics;
+use crate::screening::manager::ListsManager;
 use crate::sinks::store::StoreSink;
 use crate::sources::http as intake;
 use crate::store::Store;
@@ -40,6 +42,7 @@ pub struct AppState {
     pub writer: StoreSink,
     pub keys: Arc<auth::KeyCache>,
     pub rules: Arc<RulesManager>,
+    pub screening: Arc<ListsManager>,
     pub metrics: Arc<Metrics>,
 }
 
@@ -110,6 +113,19 @@ pub fn router(state: AppState) -> Router {
         (
             "/api/v1/admin/rules/reload".to_owned(),
             post(admin::reload_rules),
+        ),
+        (
+            "/api/v1/aml/sanction/instant".to_owned(),
+            post(screening::sanction_instant),
+        ),
+        (
+            "/api/v1/aml/pep/instant".to_owned(),
+            post(screening::pep_instant),
+        ),
+        ("/api/v1/aml/lists".to_owned(), get(screening::lists_status)),
+        (
+            "/api/v1/admin/lists/reload".to_owned(),
+            post(screening::reload_lists),
         ),
     ];
     for (path, handler) in routes {
@@ -191,12 +207,31 @@ async fn healthz() -> Json<serde_json::Value> {
 async fn readyz(State(app): State<AppState>) -> Response {
     let store_ok = app.store.ping().await.is_ok();
     let rules = app.rules.status();
-    let screening = app.engine.snapshot().load().screener.describe();
-    let status = match (store_ok, rules.last_error.is_some()) {
-        (false, _) => "unavailable",
-        (true, true) => "degraded",
-        (true, false) => "ready",
+    let screener = app.engine.snapshot().load().screener.describe();
+    let lists = app.screening.status();
+    let screening_enabled = app.settings.config.screening.enabled;
+    let lists_failing = lists.lists.iter().any(|l| l.last_error.is_some());
+    // A configured list that never loaded means parties go unscreened against it: not ready.
+    let lists_missing = screening_enabled && !lists.ready;
+    let status = match (
+        store_ok,
+        lists_missing,
+        rules.last_error.is_some() || lists_failing,
+    ) {
+        (false, _, _) | (_, true, _) => "unavailable",
+        (true, false, true) => "degraded",
+        (true, false, false) => "ready",
     };
+    let screening = serde_json::json!({
+        "enabled": screening_enabled,
+        "screener": screener,
+        "ready": lists.ready,
+        "builtAt": lists.built_at,
+        "lists": lists.lists.iter().map(|l| serde_json::json!({
+            "name": l.name, "entities": l.entities, "published": l.published,
+            "version": l.version, "loadedAt": l.loaded_at, "lastError": l.last_error,
+        })).collect::<Vec<_>>(),
+    });
     let body = serde_json::json!({
         "status": status,
         "store": if store_ok { "ok" } else { "unreachable" },
@@ -205,7 +240,7 @@ async fn readyz(State(app): State<AppState>) -> Response {
         "shards": app.engine.shard_count(),
         "queueDepths": app.engine.queue_depths(),
     });
-    let code = if store_ok {
+    let code = if store_ok && !lists_missing {
         StatusCode::OK
     } else {
         StatusCode::SERVICE_UNAVAILABLE

@@ -184,7 +184,7 @@ impl Evaluator {
             .is_some_and(|device| !state.knows_device(device_hash(device)));
         let known_devices = state.known_device_count();
         let lists = snapshot.lists.tenant(tenant).facts(&tx);
-        let (screening_outcome, screening_facts) = snapshot.screener.screen(tenant, &tx);
+        let screening = snapshot.screener.screen(tenant, &tx);
 
         let input = Arc::new(RuleInput {
             tx,
@@ -193,7 +193,7 @@ impl Evaluator {
             device_is_new,
             known_devices,
             lists,
-            screening: screening_facts,
+            screening: screening.facts,
         });
         let rules = &snapshot.rules;
         let evaluation = rules.evaluate(&input, &mut self.scope);
@@ -213,8 +213,9 @@ impl Evaluator {
             action: ActionBody::from(verdict.action),
             rule_result: verdict.rule_result,
             reason: verdict.reason,
-            screening: screening_outcome,
+            screening: screening.outcome,
             rules: verdict.rules,
+            screening_matches: screening.matches,
             rule_errors: verdict.rule_errors,
             ruleset_version: rules.fingerprint.clone(),
             transaction_date: format_time_ms(tx.event_time_ms),

@@ -121,6 +121,29 @@ pub struct ScreeningOutcome {
     pub receiver: PartyScreening,
 }
 
+/// One list entity a transaction's party matched (at least a potential match), so a decision
+/// explains its `screening` block.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ScreeningMatch {
+    /// "sender" or "receiver".
+    pub party: String,
+    /// "sanction" or "pep".
+    pub list_kind: String,
+    /// The configured list name (`ofac-sdn`, `un`, …).
+    pub list: String,
+    /// `<list>:<publisher id>`.
+    pub entity_id: String,
+    /// The entity's primary name.
+    pub name: String,
+    /// The listed name (primary or alias) the party's name matched.
+    pub matched_name: String,
+    /// 0–100.
+    pub score: f32,
+    /// "match" or "potential match".
+    pub status: String,
+}
+
 /// Whether a rule decides (active) or is only recorded (shadow).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
@@ -168,6 +191,9 @@ pub struct Decision {
     pub reason: Reason,
     pub screening: ScreeningOutcome,
     pub rules: Vec<RuleHit>,
+    /// The list entities behind any screening result other than "clear".
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub screening_matches: Vec<ScreeningMatch>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rule_errors: Vec<RuleErrorReport>,
     /// Fingerprint of the rule pack that decided.

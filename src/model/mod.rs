@@ -11,7 +11,9 @@ pub mod transaction;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-pub use decision::{Action, Decision, Reason, RuleHit, RuleRef, ScreeningOutcome, Severity};
+pub use decision::{
+    Action, Decision, Reason, RuleHit, RuleRef, ScreeningMatch, ScreeningOutcome, Severity,
+};
 pub use transaction::{Direction, Transaction, TransactionPayload, ValidationClock};
 
 /// Payload text: strings of up to 24 bytes (ids, account numbers, dates, codes) are stored inline,

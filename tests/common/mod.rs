@@ -27,6 +27,14 @@ big = 10000.0
 /// Rules whose behaviour the tests rely on, independent of the default pack's tuning.
 pub const TEST_RULES: &[(&str, &str)] = &[
     (
+        "T-SANCTION.rhai",
+        "//! id = \"T-SANCTION\"\n//! name = \"Sanctioned party\"\n//! description = \"sender or receiver matches a sanctions list\"\n//! severity = \"critical\"\n//! score = 1.0\n//! action = \"reject\"\n//! priority = 100\n\nscreening.sender_sanction == \"match\" || screening.receiver_sanction == \"match\"\n",
+    ),
+    (
+        "T-PEP.rhai",
+        "//! id = \"T-PEP\"\n//! name = \"PEP party\"\n//! description = \"sender or receiver is a politically exposed person\"\n//! severity = \"high\"\n//! score = 0.5\n\nscreening.sender_pep != \"clear\" || screening.receiver_pep != \"clear\"\n",
+    ),
+    (
         "T-BIG.rhai",
         "//! id = \"T-BIG\"\n//! name = \"Big amount\"\n//! description = \"amount above 10,000\"\n//! severity = \"medium\"\n//! score = 0.6\n\ntx.amount > BIG\n",
     ),
@@ -59,6 +67,45 @@ pub fn write_test_pack(dir: &Path) {
     }
 }
 
+/// A small sanctions watchlist and PEP list in the custom CSV format, so API tests screen
+/// against lists they control (the bundled lists have their own tests).
+pub const TEST_SANCTIONS_CSV: &str = "id,name,type,aliases,countries,birth_date,remarks
+S1,Ivan Petrovich Sidorov,individual,Иван Сидоров;Ivan Sydorov,ru,1961-04-02,test entry
+S2,Golden Crescent Trading LLC,entity,Golden Crescent General Trading,ae,,test entry
+";
+pub const TEST_PEPS_CSV: &str = "id,name,type,aliases,countries,birth_date,remarks
+P1,Amina Bello Yusuf,individual,,ng,1970,test minister
+";
+
+pub fn write_test_lists(dir: &Path) {
+    std::fs::create_dir_all(dir).expect("lists dir");
+    std::fs::write(dir.join("sanctions.csv"), TEST_SANCTIONS_CSV).expect("sanctions list");
+    std::fs::write(dir.join("peps.csv"), TEST_PEPS_CSV).expect("pep list");
+}
+
+pub fn test_list_sources() -> Vec<vigil::screening::config::ListSource> {
+    use vigil::screening::config::ListSource;
+    use vigil::screening::entity::ListKind;
+    use vigil::screening::loaders::ListFormat;
+    let list = |name: &str, kind: ListKind, file: &str| ListSource {
+        name: name.to_owned(),
+        title: None,
+        kind,
+        format: ListFormat::CustomCsv,
+        path: Some(PathBuf::from(file)),
+        alt: None,
+        add: None,
+        comments: None,
+        url: None,
+        source_url: None,
+        business: None,
+    };
+    vec![
+        list("test-sanctions", ListKind::Sanction, "sanctions.csv"),
+        list("test-peps", ListKind::Pep, "peps.csv"),
+    ]
+}
+
 pub fn config_for(dir: &Path, rules: &Path, fixtures: &Path) -> Config {
     let mut config = Config::load(None, &BTreeMap::new()).expect("defaults");
     config.listen = "127.0.0.1:0".into();
@@ -66,6 +113,9 @@ pub fn config_for(dir: &Path, rules: &Path, fixtures: &Path) -> Config {
     config.rules_dir = rules.to_path_buf();
     config.fixtures_dir = fixtures.to_path_buf();
     config.engine.shards = 2;
+    write_test_lists(&dir.join("lists"));
+    config.screening.lists_dir = dir.join("lists");
+    config.screening.lists = test_list_sources();
     config
 }
 

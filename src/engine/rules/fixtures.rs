@@ -23,7 +23,7 @@ use crate::engine::rules::ScreeningFacts;
 use crate::engine::state::StateLimits;
 use crate::engine::Snapshot;
 use crate::model::{Action, ScreeningOutcome, Transaction, TransactionPayload, ValidationClock};
-use crate::screening::Screener;
+use crate::screening::{Screener, ScreeningResult};
 
 /// The tenant fixtures run as.
 const FIXTURE_TENANT: i64 = 1;
@@ -87,7 +87,7 @@ pub struct InjectedScreening {
 struct InjectedScreener(InjectedScreening);
 
 impl Screener for InjectedScreener {
-    fn screen(&self, _tenant: i64, _tx: &Transaction) -> (ScreeningOutcome, ScreeningFacts) {
+    fn screen(&self, _tenant: i64, _tx: &Transaction) -> ScreeningResult {
         let mut outcome = ScreeningOutcome::default();
         let pick = |value: &Option<String>, slot: &mut String| {
             if let Some(value) = value {
@@ -104,7 +104,11 @@ impl Screener for InjectedScreener {
             receiver_sanction: outcome.receiver.sanction.as_str().into(),
             receiver_pep: outcome.receiver.pep.as_str().into(),
         };
-        (outcome, facts)
+        ScreeningResult {
+            outcome,
+            facts,
+            matches: Vec::new(),
+        }
     }
 
     fn describe(&self) -> String {

@@ -1,0 +1,787 @@
+//! The in-memory screening index: every name of every loaded list, normalised and indexed so a
+//! query never scans the whole list.
+//!
+//! Build (off the hot path, by the list manager): names are normalised into tokens; each distinct
+//! token gets a vocabulary entry with its weight (inverse document frequency over all names), its
+//! consonant skeleton and Double Metaphone key; postings map each token to the names holding it,
+//! character trigrams map to vocabulary tokens, and adjacent token pairs are indexed joined.
+//!
+//! Query: the query name is normalised the same way; each query token expands to vocabulary
+//! tokens that are equal, share its skeleton or phonetic key, or share enough trigrams (fuzzy);
+//! the postings of those tokens accumulate a per-name upper bound of the final score; only the
+//! best candidates are fully scored by [`super::score::score_names`], grouped per entity, and
+//! filtered by list kind, tenant, country and threshold. Scratch space is thread-local, so a
+//! query takes no lock and allocates little.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use compact_str::CompactString;
+use rphonetic::Encoder;
+
+use super::entity::{ListEntity, ListKind, NameQuality};
+use super::normalize::{normalize, NormToken, TokenKind};
+use super::score::{score_names, Side, TokenFeatures, MAX_TOKENS, TOKEN_MATCH_FLOOR};
+
+/// Weight of a canonical legal-form token (`ltd`, `llc`, …).
+const LEGAL_FORM_WEIGHT: f32 = 0.3;
+/// Weight of an initial as a share of the rarest token's weight.
+const INITIAL_WEIGHT_SHARE: f32 = 0.4;
+/// Weak aliases (UN "low quality", OFAC "weak a.k.a.") score at most this share.
+const WEAK_ALIAS_FACTOR: f32 = 0.90;
+/// Candidates fully scored per query, best upper bound first.
+const MAX_FULLY_SCORED: usize = 96;
+/// Fuzzy expansions kept per query token.
+const MAX_EXPANSIONS: usize = 48;
+/// A birth year the caller gives that agrees (±1) with the entity's raises the score by this;
+/// one that disagrees with every listed birth year lowers it by [`BIRTH_YEAR_MISMATCH`].
+const BIRTH_YEAR_MATCH: f32 = 5.0;
+const BIRTH_YEAR_MISMATCH: f32 = 15.0;
+
+/// A loaded list as the index knows it.
+#[derive(Debug, Clone)]
+pub struct IndexedList {
+    pub name: String,
+    pub kind: ListKind,
+    /// `Some(tenant)` for a business's own watchlist: only that tenant's queries see it.
+    pub tenant: Option<i64>,
+    /// The publisher's page or download URL, shown as the record's `dataset.url`.
+    pub url: Option<String>,
+    /// Display name for `dataset.name`.
+    pub title: String,
+}
+
+/// One entity in the index.
+#[derive(Debug)]
+pub struct IndexedEntity {
+    pub list: u16,
+    pub entity: Arc<ListEntity>,
+    birth_years: Box<[i32]>,
+}
+
+#[derive(Debug)]
+struct IndexedName {
+    entity: u32,
+    tokens: Box<[u32]>,
+    weak: bool,
+    total_weight: f32,
+}
+
+#[derive(Debug)]
+struct VocabToken {
+    features: TokenFeatures,
+    weight: f32,
+    /// Range into `ScreeningIndex::postings`.
+    postings_start: u32,
+    postings_len: u32,
+}
+
+/// What a caller asks.
+#[derive(Debug, Clone, Copy)]
+pub struct ScreenQuery<'a> {
+    pub name: &'a str,
+    /// Only lists of this kind; `None` searches all.
+    pub kind: Option<ListKind>,
+    /// The asking tenant: its own watchlists are searched besides the shared lists.
+    pub tenant: Option<i64>,
+    /// Lower-case ISO alpha-2: entities with known countries none of which is this one are
+    /// left out (entities without country information stay in).
+    pub country: Option<&'a str>,
+    pub birth_year: Option<i32>,
+    /// 0–100.
+    pub threshold: f32,
+    pub limit: usize,
+}
+
+/// One matching entity.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScreenHit {
+    pub entity: u32,
+    /// Final score, 0–100 (name score adjusted by name quality and birth year).
+    pub score: f32,
+    /// Name similarity alone, 0–100.
+    pub name_score: f32,
+    /// The listed name that matched best.
+    pub matched_name: String,
+}
+
+/// The index over every loaded list.
+#[derive(Debug, Default)]
+pub struct ScreeningIndex {
+    lists: Vec<IndexedList>,
+    entities: Vec<IndexedEntity>,
+    names: Vec<IndexedName>,
+    /// Original text of every indexed name, parallel to `names`.
+    name_texts: Vec<Box<str>>,
+    vocab: Vec<VocabToken>,
+    by_text: HashMap<CompactString, u32>,
+    postings: Vec<u32>,
+    trigrams: HashMap<u32, Vec<u32>>,
+    by_skeleton: HashMap<CompactString, Vec<u32>>,
+    by_phonetic: HashMap<CompactString, Vec<u32>>,
+    by_folded: HashMap<CompactString, Vec<u32>>,
+    /// Adjacent listed tokens joined ("abdul" + "rahman") → names.
+    joined: HashMap<CompactString, Vec<u32>>,
+    /// Weight of a query token the lists never use.
+    unknown_weight: f32,
+}
+
+/// Build input: a list and its entities.
+pub struct ListInput {
+    pub list: IndexedList,
+    pub entities: Vec<Arc<ListEntity>>,
+}
+
+fn phonetic_key(encoder: &rphonetic::DoubleMetaphone, token: &str) -> CompactString {
+    if token.len() < 3 || token.bytes().any(|b| b.is_ascii_digit()) {
+        return CompactString::default();
+    }
+    CompactString::new(encoder.encode(token))
+}
+
+fn trigram_keys(token: &str, mut each: impl FnMut(u32)) {
+    let bytes = token.as_bytes();
+    let padded_len = bytes.len() + 2;
+    let at = |i: usize| -> u32 {
+        if i == 0 || i == padded_len - 1 {
+            u32::from(b'$')
+        } else {
+            u32::from(bytes[i - 1])
+        }
+    };
+    if padded_len < 3 {
+        return;
+    }
+    for i in 0..padded_len - 2 {
+        each(at(i) << 16 | at(i + 1) << 8 | at(i + 2));
+    }
+}
+
+fn birth_year(date: &str) -> Option<i32> {
+    date.get(..4)?.parse().ok()
+}
+
+impl ScreeningIndex {
+    /// Builds the index over the given lists.
+    pub fn build(inputs: Vec<ListInput>) -> ScreeningIndex {
+        let encoder = super::normalize::phonetic_encoder();
+        let mut index = ScreeningIndex::default();
+        let mut token_names: Vec<Vec<u32>> = Vec::new();
+        let mut pending_names: Vec<(u32, Vec<NormToken>, bool, Box<str>)> = Vec::new();
+
+        for input in inputs {
+            let list_id = index.lists.len() as u16;
+            index.lists.push(input.list);
+            for entity in input.entities {
+                let entity_id = index.entities.len() as u32;
+                let mut seen: Vec<Vec<CompactString>> = Vec::new();
+                for (name, quality) in entity.names() {
+                    let tokens = normalize(name);
+                    if tokens.is_empty() {
+                        continue;
+                    }
+                    // The same token set twice (case or punctuation variants) indexes once.
+                    let mut key: Vec<CompactString> =
+                        tokens.iter().map(|t| t.text.clone()).collect();
+                    key.sort_unstable();
+                    if seen.contains(&key) {
+                        continue;
+                    }
+                    seen.push(key);
+                    pending_names.push((
+                        entity_id,
+                        tokens,
+                        quality == NameQuality::Weak,
+                        name.into(),
+                    ));
+                }
+                let birth_years = entity
+                    .birth_dates
+                    .iter()
+                    .filter_map(|d| birth_year(d))
+                    .collect();
+                index.entities.push(IndexedEntity {
+                    list: list_id,
+                    entity,
+                    birth_years,
+                });
+            }
+        }
+
+        // Vocabulary and document frequencies.
+        let mut kinds: Vec<TokenKind> = Vec::new();
+        for (name_id, (_, tokens, _, _)) in pending_names.iter().enumerate() {
+            for token in tokens.iter().take(MAX_TOKENS) {
+                let id = match index.by_text.get(&token.text) {
+                    Some(id) => *id,
+                    None => {
+                        let id = index.vocab.len() as u32;
+                        index.by_text.insert(token.text.clone(), id);
+                        index.vocab.push(VocabToken {
+                            features: TokenFeatures::new(
+                                &token.text,
+                                token.abjad,
+                                phonetic_key(&encoder, &token.text),
+                            ),
+                            weight: 0.0,
+                            postings_start: 0,
+                            postings_len: 0,
+                        });
+                        token_names.push(Vec::new());
+                        kinds.push(token.kind);
+                        id
+                    }
+                };
+                let postings = &mut token_names[id as usize];
+                if postings.last() != Some(&(name_id as u32)) {
+                    postings.push(name_id as u32);
+                }
+            }
+        }
+        let total_names = pending_names.len().max(1) as f32;
+        let mut max_weight = 1.0f32;
+        for (id, token) in index.vocab.iter_mut().enumerate() {
+            let df = token_names[id].len() as f32;
+            token.weight = if kinds[id] == TokenKind::LegalForm {
+                LEGAL_FORM_WEIGHT
+            } else {
+                ((total_names + 1.0) / (df + 0.5)).ln().max(0.5)
+            };
+            max_weight = max_weight.max(token.weight);
+        }
+        index.unknown_weight = max_weight;
+
+        // Flattened postings, trigram, skeleton and phonetic maps.
+        for (id, names) in token_names.into_iter().enumerate() {
+            let token = &mut index.vocab[id];
+            token.postings_start = index.postings.len() as u32;
+            token.postings_len = names.len() as u32;
+            index.postings.extend_from_slice(&names);
+            let features = &token.features;
+            if !features.abjad {
+                trigram_keys(&features.text, |key| {
+                    let list = index.trigrams.entry(key).or_default();
+                    if list.last() != Some(&(id as u32)) {
+                        list.push(id as u32);
+                    }
+                });
+            }
+            if !features.skeleton.is_empty() {
+                index
+                    .by_skeleton
+                    .entry(features.skeleton.clone())
+                    .or_default()
+                    .push(id as u32);
+            }
+            if !features.phonetic.is_empty() {
+                index
+                    .by_phonetic
+                    .entry(features.phonetic.clone())
+                    .or_default()
+                    .push(id as u32);
+            }
+            if !features.abjad && features.folded != features.text {
+                index
+                    .by_folded
+                    .entry(features.folded.clone())
+                    .or_default()
+                    .push(id as u32);
+            }
+        }
+
+        for (name_id, (entity, tokens, weak, text)) in pending_names.into_iter().enumerate() {
+            let ids: Box<[u32]> = tokens
+                .iter()
+                .take(MAX_TOKENS)
+                .filter_map(|t| index.by_text.get(&t.text).copied())
+                .collect();
+            for pair in tokens.windows(2) {
+                if pair[0].abjad || pair[1].abjad {
+                    continue;
+                }
+                let mut joined = pair[0].text.clone();
+                joined.push_str(&pair[1].text);
+                let list = index.joined.entry(joined).or_default();
+                if list.last() != Some(&(name_id as u32)) {
+                    list.push(name_id as u32);
+                }
+            }
+            let total_weight = ids.iter().map(|id| index.vocab[*id as usize].weight).sum();
+            index.names.push(IndexedName {
+                entity,
+                tokens: ids,
+                weak,
+                total_weight,
+            });
+            index.name_texts.push(text);
+        }
+        index.trigrams.shrink_to_fit();
+        index
+    }
+
+    pub fn lists(&self) -> &[IndexedList] {
+        &self.lists
+    }
+
+    pub fn entity(&self, id: u32) -> &IndexedEntity {
+        &self.entities[id as usize]
+    }
+
+    pub fn list_of(&self, entity: &IndexedEntity) -> &IndexedList {
+        &self.lists[entity.list as usize]
+    }
+
+    /// Every indexed name as published.
+    pub fn name_texts(&self) -> impl Iterator<Item = &str> {
+        self.name_texts.iter().map(|t| &**t)
+    }
+
+    pub fn entity_count(&self) -> usize {
+        self.entities.len()
+    }
+
+    pub fn name_count(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Entities and names per list, in list order.
+    pub fn counts_per_list(&self) -> Vec<(usize, usize)> {
+        let mut counts = vec![(0usize, 0usize); self.lists.len()];
+        for entity in &self.entities {
+            counts[entity.list as usize].0 += 1;
+        }
+        for name in &self.names {
+            counts[self.entities[name.entity as usize].list as usize].1 += 1;
+        }
+        counts
+    }
+
+    /// Finds the entities whose names match the query, best first.
+    pub fn search(&self, query: &ScreenQuery<'_>) -> Vec<ScreenHit> {
+        SCRATCH.with(|scratch| {
+            let mut scratch = scratch.borrow_mut();
+            self.search_with(query, &mut scratch)
+        })
+    }
+
+    fn search_with(&self, query: &ScreenQuery<'_>, scratch: &mut Scratch) -> Vec<ScreenHit> {
+        let normalized = normalize(query.name);
+        if normalized.is_empty() || self.names.is_empty() {
+            return Vec::new();
+        }
+        let encoder = super::normalize::phonetic_encoder();
+        let query_tokens: Vec<TokenFeatures> = normalized
+            .iter()
+            .take(MAX_TOKENS)
+            .map(|t| TokenFeatures::new(&t.text, t.abjad, phonetic_key(&encoder, &t.text)))
+            .collect();
+        scratch.reset(self.names.len(), self.vocab.len());
+
+        // Expand every query token and accumulate per-name upper bounds.
+        let mut query_weights: Vec<f32> = Vec::with_capacity(query_tokens.len());
+        for (position, token) in query_tokens.iter().enumerate() {
+            let expansions = self.expand(token, normalized[position].kind, scratch);
+            let weight = self.query_token_weight(token, normalized[position].kind, &expansions);
+            query_weights.push(weight);
+            for (vocab_id, sim) in &expansions {
+                let vocab = &self.vocab[*vocab_id as usize];
+                let gain = sim * weight;
+                let listed_gain = sim * vocab.weight;
+                let start = vocab.postings_start as usize;
+                for name in &self.postings[start..start + vocab.postings_len as usize] {
+                    scratch.offer(*name, gain, listed_gain);
+                }
+            }
+            // The query token may be two listed tokens joined ("abdulrahman").
+            if let Some(names) = self.joined.get(&token.text) {
+                for name in names {
+                    scratch.offer(*name, weight, weight);
+                }
+            }
+            scratch.commit_position();
+        }
+        // Two adjacent query tokens may be one listed token ("abdul rahman" / "abdulrahman").
+        for (position, pair) in query_tokens.windows(2).enumerate() {
+            let mut joined = pair[0].text.clone();
+            joined.push_str(&pair[1].text);
+            if let Some(id) = self.by_text.get(&joined) {
+                let vocab = &self.vocab[*id as usize];
+                let gain = query_weights[position] + query_weights[position + 1];
+                let start = vocab.postings_start as usize;
+                for name in &self.postings[start..start + vocab.postings_len as usize] {
+                    scratch.offer(*name, gain, vocab.weight);
+                }
+                scratch.commit_position();
+            }
+        }
+
+        let query_weight: f32 = query_weights.iter().sum();
+        let floor = (query.threshold / 100.0).min(1.0) * 0.92;
+        let mut candidates: Vec<(f32, u32)> = Vec::new();
+        for &name_id in &scratch.touched {
+            let name = &self.names[name_id as usize];
+            let accumulated_query = scratch.acc_query[name_id as usize];
+            let accumulated_listed = scratch.acc_listed[name_id as usize].min(name.total_weight);
+            let unaligned = (name.total_weight - accumulated_listed).max(0.0);
+            let bound = (accumulated_query + accumulated_listed)
+                / (query_weight
+                    + accumulated_listed
+                    + super::score::UNMATCHED_LISTED_WEIGHT * unaligned)
+                    .max(f32::EPSILON);
+            if bound < floor {
+                continue;
+            }
+            if !self.visible(name.entity, query) {
+                continue;
+            }
+            candidates.push((bound, name_id));
+        }
+        candidates.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
+        candidates.truncate(MAX_FULLY_SCORED);
+
+        let query_refs: Vec<&TokenFeatures> = query_tokens.iter().collect();
+        let query_side = Side {
+            tokens: &query_refs,
+            weights: &query_weights,
+        };
+        let mut listed_refs: Vec<&TokenFeatures> = Vec::with_capacity(MAX_TOKENS);
+        let mut listed_weights: Vec<f32> = Vec::with_capacity(MAX_TOKENS);
+        let mut hits: Vec<ScreenHit> = Vec::new();
+        for (_, name_id) in candidates {
+            let name = &self.names[name_id as usize];
+            listed_refs.clear();
+            listed_weights.clear();
+            for id in name.tokens.iter() {
+                let vocab = &self.vocab[*id as usize];
+                listed_refs.push(&vocab.features);
+                listed_weights.push(vocab.weight);
+            }
+            let name_score = score_names(
+                &query_side,
+                &Side {
+                    tokens: &listed_refs,
+                    weights: &listed_weights,
+                },
+            );
+            let mut name_points = name_score.score * 100.0;
+            if name.weak {
+                name_points *= WEAK_ALIAS_FACTOR;
+            }
+            let entity = &self.entities[name.entity as usize];
+            let score = adjust_for_birth_year(name_points, query.birth_year, &entity.birth_years);
+            if score < query.threshold {
+                continue;
+            }
+            match hits.iter_mut().find(|hit| hit.entity == name.entity) {
+                Some(hit) if hit.score >= score => {}
+                Some(hit) => {
+                    hit.score = score;
+                    hit.name_score = name_points;
+                    hit.matched_name = self.name_texts[name_id as usize].to_string();
+                }
+                None => hits.push(ScreenHit {
+                    entity: name.entity,
+                    score,
+                    name_score: name_points,
+                    matched_name: self.name_texts[name_id as usize].to_string(),
+                }),
+            }
+        }
+        hits.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| a.entity.cmp(&b.entity))
+        });
+        hits.truncate(query.limit);
+        hits
+    }
+
+    /// Scores two names against each other (0–100) with this index's token weights; tokens the
+    /// lists never use weigh as the rarest.
+    pub fn score_pair(&self, a: &str, b: &str) -> f32 {
+        let encoder = super::normalize::phonetic_encoder();
+        let side = |name: &str| -> (Vec<TokenFeatures>, Vec<f32>) {
+            let tokens = normalize(name);
+            let features: Vec<TokenFeatures> = tokens
+                .iter()
+                .take(MAX_TOKENS)
+                .map(|t| TokenFeatures::new(&t.text, t.abjad, phonetic_key(&encoder, &t.text)))
+                .collect();
+            let weights = tokens
+                .iter()
+                .take(MAX_TOKENS)
+                .map(|t| match t.kind {
+                    TokenKind::LegalForm => LEGAL_FORM_WEIGHT,
+                    TokenKind::Name if t.text.len() == 1 => {
+                        self.unknown_weight * INITIAL_WEIGHT_SHARE
+                    }
+                    TokenKind::Name => self
+                        .by_text
+                        .get(&t.text)
+                        .map(|id| self.vocab[*id as usize].weight)
+                        .unwrap_or(self.unknown_weight),
+                })
+                .collect();
+            (features, weights)
+        };
+        let (fa, wa) = side(a);
+        let (fb, wb) = side(b);
+        let ra: Vec<&TokenFeatures> = fa.iter().collect();
+        let rb: Vec<&TokenFeatures> = fb.iter().collect();
+        let forward = score_names(
+            &Side {
+                tokens: &ra,
+                weights: &wa,
+            },
+            &Side {
+                tokens: &rb,
+                weights: &wb,
+            },
+        );
+        let backward = score_names(
+            &Side {
+                tokens: &rb,
+                weights: &wb,
+            },
+            &Side {
+                tokens: &ra,
+                weights: &wa,
+            },
+        );
+        forward.score.max(backward.score) * 100.0
+    }
+
+    fn visible(&self, entity_id: u32, query: &ScreenQuery<'_>) -> bool {
+        let entity = &self.entities[entity_id as usize];
+        let list = &self.lists[entity.list as usize];
+        if query.kind.is_some_and(|kind| kind != list.kind) {
+            return false;
+        }
+        if list.tenant.is_some() && list.tenant != query.tenant {
+            return false;
+        }
+        if let Some(country) = query.country {
+            let countries = &entity.entity.countries;
+            if !countries.is_empty() && !countries.iter().any(|c| c == country) {
+                return false;
+            }
+        }
+        true
+    }
+
+    fn query_token_weight(
+        &self,
+        token: &TokenFeatures,
+        kind: TokenKind,
+        expansions: &[(u32, f32)],
+    ) -> f32 {
+        if kind == TokenKind::LegalForm {
+            return LEGAL_FORM_WEIGHT;
+        }
+        if token.is_initial() {
+            // An initial says less than a name but must still cost when it matches nothing.
+            return self.unknown_weight * INITIAL_WEIGHT_SHARE;
+        }
+        if let Some(id) = self.by_text.get(&token.text) {
+            return self.vocab[*id as usize].weight;
+        }
+        // An unknown spelling weighs what the listed token it most resembles weighs.
+        expansions
+            .iter()
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .filter(|(_, sim)| *sim >= 0.88)
+            .map(|(id, _)| self.vocab[*id as usize].weight)
+            .unwrap_or(self.unknown_weight)
+    }
+
+    /// Vocabulary tokens similar enough to `token` to align with it, with their similarity.
+    fn expand(
+        &self,
+        token: &TokenFeatures,
+        kind: TokenKind,
+        scratch: &mut Scratch,
+    ) -> Vec<(u32, f32)> {
+        let mut out: Vec<(u32, f32)> = Vec::new();
+        let consider = |id: u32, out: &mut Vec<(u32, f32)>| {
+            if out.iter().any(|(seen, _)| *seen == id) {
+                return;
+            }
+            let sim = super::score::token_similarity(token, &self.vocab[id as usize].features);
+            if sim >= TOKEN_MATCH_FLOOR {
+                out.push((id, sim));
+            }
+        };
+        if let Some(id) = self.by_text.get(&token.text) {
+            out.push((*id, 1.0));
+        }
+        if kind == TokenKind::LegalForm || token.is_initial() {
+            return out;
+        }
+        for formal in super::normalize::formal_names(&token.text) {
+            if let Some(id) = self.by_text.get(formal) {
+                consider(*id, &mut out);
+            }
+        }
+        if let Some(id) = self.by_text.get(&token.folded) {
+            consider(*id, &mut out);
+        }
+        if let Some(ids) = self.by_folded.get(&token.folded) {
+            for id in ids.iter().take(64) {
+                consider(*id, &mut out);
+            }
+        }
+        if let Some(ids) = self.by_skeleton.get(&token.skeleton) {
+            for id in ids.iter().take(256) {
+                consider(*id, &mut out);
+            }
+        }
+        if !token.phonetic.is_empty() {
+            if let Some(ids) = self.by_phonetic.get(&token.phonetic) {
+                for id in ids.iter().take(256) {
+                    consider(*id, &mut out);
+                }
+            }
+        }
+        if !token.abjad && token.text.len() >= 4 {
+            let mut total = 0u16;
+            trigram_keys(&token.text, |key| {
+                total += 1;
+                if let Some(ids) = self.trigrams.get(&key) {
+                    for id in ids {
+                        scratch.count_trigram(*id);
+                    }
+                }
+            });
+            let needed = ((f32::from(total) * 0.4).ceil() as u16).max(2);
+            let length = token.text.len();
+            let mut fuzzy: Vec<u32> = Vec::new();
+            for &id in &scratch.trigram_touched {
+                if scratch.trigram_counts[id as usize] >= needed {
+                    let other = self.vocab[id as usize].features.text.len();
+                    if other.abs_diff(length) <= (length / 2).max(3) {
+                        fuzzy.push(id);
+                    }
+                }
+            }
+            scratch.clear_trigrams();
+            for id in fuzzy {
+                consider(id, &mut out);
+            }
+        }
+        if out.len() > MAX_EXPANSIONS {
+            out.sort_unstable_by(|a, b| b.1.total_cmp(&a.1));
+            out.truncate(MAX_EXPANSIONS);
+        }
+        out
+    }
+}
+
+fn adjust_for_birth_year(points: f32, asked: Option<i32>, listed: &[i32]) -> f32 {
+    let Some(asked) = asked else {
+        return points;
+    };
+    if listed.is_empty() {
+        return points;
+    }
+    if listed.iter().any(|year| (year - asked).abs() <= 1) {
+        (points + BIRTH_YEAR_MATCH).min(100.0)
+    } else {
+        (points - BIRTH_YEAR_MISMATCH).max(0.0)
+    }
+}
+
+/// Per-thread query scratch space, sized to the index it last served.
+#[derive(Default)]
+struct Scratch {
+    acc_query: Vec<f32>,
+    acc_listed: Vec<f32>,
+    best_query: Vec<f32>,
+    best_listed: Vec<f32>,
+    touched: Vec<u32>,
+    position_touched: Vec<u32>,
+    trigram_counts: Vec<u16>,
+    trigram_touched: Vec<u32>,
+}
+
+impl Scratch {
+    fn reset(&mut self, names: usize, vocab: usize) {
+        for id in self.touched.drain(..) {
+            self.acc_query[id as usize] = 0.0;
+            self.acc_listed[id as usize] = 0.0;
+        }
+        if self.acc_query.len() != names {
+            self.acc_query = vec![0.0; names];
+            self.acc_listed = vec![0.0; names];
+            self.best_query = vec![0.0; names];
+            self.best_listed = vec![0.0; names];
+        }
+        if self.trigram_counts.len() != vocab {
+            self.trigram_counts = vec![0; vocab];
+        }
+        self.position_touched.clear();
+        self.trigram_touched.clear();
+    }
+
+    /// The best (query, listed) gain of one query position for a name.
+    fn offer(&mut self, name: u32, query_gain: f32, listed_gain: f32) {
+        let n = name as usize;
+        if self.best_query[n] == 0.0 {
+            self.position_touched.push(name);
+            if self.acc_query[n] == 0.0 {
+                self.touched.push(name);
+            }
+        }
+        if query_gain > self.best_query[n] {
+            self.best_query[n] = query_gain;
+            self.best_listed[n] = listed_gain;
+        }
+    }
+
+    fn commit_position(&mut self) {
+        for name in self.position_touched.drain(..) {
+            let n = name as usize;
+            self.acc_query[n] += self.best_query[n];
+            self.acc_listed[n] += self.best_listed[n];
+            self.best_query[n] = 0.0;
+            self.best_listed[n] = 0.0;
+        }
+    }
+
+    fn count_trigram(&mut self, id: u32) {
+        let count = &mut self.trigram_counts[id as usize];
+        if *count == 0 {
+            self.trigram_touched.push(id);
+        }
+        *count = count.saturating_add(1);
+    }
+
+    fn clear_trigrams(&mut self) {
+        for id in self.trigram_touched.drain(..) {
+            self.trigram_counts[id as usize] = 0;
+        }
+    }
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+/// Brute force: Jaro-Winkler of the whole normalised query against every name, given already
+/// normalised (tokens joined by spaces). The baseline the benchmark compares the index with; not
+/// used to answer queries.
+pub fn brute_force_best(names: &[String], query: &str) -> Option<(usize, f64)> {
+    let joined: String = normalize(query)
+        .iter()
+        .map(|t| t.text.as_str())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut best: Option<(usize, f64)> = None;
+    for (id, candidate) in names.iter().enumerate() {
+        let sim = strsim::jaro_winkler(&joined, candidate);
+        if best.is_none_or(|(_, b)| sim > b) {
+            best = Some((id, sim));
+        }
+    }
+    best
+}
