@@ -475,7 +475,7 @@ def units(text: str) -> list[str]:
     out: list[str] = []
     pending: list[str] = []
     for i, t in enumerate(toks):
-        if t.lower().rstrip(".") in PARTICLES and i < len(toks) - 1:
+        if t.lower().strip(".'’`") in PARTICLES and i < len(toks) - 1:
             pending.append(t)
             continue
         out.append(" ".join(pending + [t]))
@@ -618,7 +618,9 @@ def load_un(paths) -> list[Ent]:
                     # Korean names are stored surname first.
                     e.given, e.surname = units(" ".join(parts[1:])), units(parts[0])
                 elif len(parts) >= 2:
-                    e.given, e.surname = units(" ".join(parts[:-1])), units(parts[-1])
+                    # FIRST_NAME is the given name even when it has two words ("ABDUL KABIR")
+                    e.given = [parts[0]] + units(" ".join(parts[1:-1]))
+                    e.surname = units(parts[-1])
                 nats = [v.text.strip() for v in x.findall("NATIONALITY/VALUE") if v.text]
                 if len(nats) == 1 and nats[0] in UN_COUNTRIES:
                     e.countries = [UN_COUNTRIES[nats[0]]]
@@ -1222,7 +1224,7 @@ def gen_typo(e: Ent, rng, w: World):
     two = rng.random() < 0.3
     plan = []
     if two:
-        long_ = [c for c in cands if len(c[2]) >= 8]
+        long_ = [c for c in cands if len(c[2]) >= 9]
         distinct_tokens = {c[0] for c in cands}
         if len(distinct_tokens) >= 2 and rng.random() < 0.6:
             a, b = rng.sample(sorted(distinct_tokens), 2)
@@ -1269,7 +1271,7 @@ def gen_missing_middle(e: Ent, rng, w: World):
     g, s = iu
     if len(g) < 2:
         return None
-    if any(is_initial(u) for u in g[:1]) or e.culture == "burmese":
+    if any(is_initial(u) for u in g[:1]) or e.culture in ("burmese", "korean"):
         return None
     v = " ".join([g[0]] + s)
     if w.ambiguous(v, e.kind, w.linked[e.id]):
@@ -1284,7 +1286,8 @@ def gen_initials(e: Ent, rng, w: World):
     g, s = iu
     first = g[0]
     letters = re.sub(r"[^A-Za-z]", "", strip_accents(first))
-    if " " in first or "-" in first or not letters or len(letters) < 3 or e.culture == "burmese":
+    if (" " in first or "-" in first or not letters or len(letters) < 3
+            or e.culture in ("burmese", "korean")):
         return None
     ini = letters[0].upper() + "."
     rest = g[1:]
@@ -1323,13 +1326,14 @@ def gen_join_split(e: Ent, rng, w: World):
             parts = [p for p in t.split("-") if p]
             if len(parts) >= 2:
                 ops.append(("hyphen-space", i, " ".join(parts)))
-                joined = "".join(parts)
+                joined = parts[0] + "".join(p if p.isupper() else p.lower() for p in parts[1:])
                 if len(parts) == 2 and len(parts[0]) <= 3 or parts[0].lower() in JOIN_PREFIXES:
                     ops.append(("hyphen-join", i, joined))
         if low in JOIN_PREFIXES and i + 1 < len(toks) and re.fullmatch(r"[A-Za-z]+", toks[i + 1]):
             if toks[i + 1].lower() not in GENERIC_WORDS:
                 ops.append(("join", i, t + toks[i + 1].lower() if t[-1].islower() else t + toks[i + 1]))
-        if re.fullmatch(r"[A-Za-z]+", t) and len(t) >= 8:
+        if (re.fullmatch(r"[A-Za-z]+", t) and len(t) >= 8 and e.culture == "arabic"
+                and not re.search(r"(vich|vna|ovych|ivna)$", low)):
             for pre in ("abdul", "abdel", "abu", "al"):
                 if low.startswith(pre) and len(low) - len(pre) >= 4 and low[len(pre)] not in "aeiou" * (pre == "al"):
                     ops.append(("split", i, t[:len(pre)] + " " + t[len(pre):]))
@@ -1338,6 +1342,7 @@ def gen_join_split(e: Ent, rng, w: World):
                 if low.endswith(suf) and len(low) - len(suf) >= 4:
                     ops.append(("split", i, t[:-len(suf)] + " " + t[-len(suf):]))
                     break
+        if re.fullmatch(r"[A-Za-z]+", t) and len(t) >= 8:
             if e.etype != "individual":
                 for part in COMPOUND_PARTS:
                     j = low.find(part, 3)
@@ -1408,6 +1413,10 @@ FORM_RULES = [
     (r"\bCOMPANY\b", ["Co.", "Co"]),
 ]
 FORM_ADD = ["Ltd", "LLC", "Limited", "Co.", "JSC"]
+FOREIGN_FORMS = set(
+    "eood ood ead ad sia uab kft zrt bt ltda sl slu sro as oy ab ag bv nv spa srl sas sarl pte "
+    "bhd jlt fzco fzc fze dmcc tov pao oao zao ooo dooel doo dd gie cv rl sapi sc scs snc kg ohg "
+    "ug ek pt tbk cia cie sirketi anonim limitada".split())
 BUSINESS_WORDS = set(
     "trading trade traders shipping investment investments holding holdings industries "
     "logistics petroleum oil gas energy import export electronics engineering construction "
@@ -1450,6 +1459,8 @@ def gen_company_form(e: Ent, rng, w: World):
     # no legal form: add one (a payment reference often carries one the list omits), but only
     # to names that read like a business, never to armed groups, ministries or state bodies
     toks_ = set(content_tokens(base))
+    if toks_ & FOREIGN_FORMS:
+        return None
     if (rng.random() < 0.35 and len(toks_) >= 2 and toks_ & BUSINESS_WORDS
             and not toks_ & NON_BUSINESS_WORDS and not e.id.startswith("un:QD")
             and not any(p in e.program for p in ("SDGT", "FTO", "ISIL", "Al-Qaida", "Counter-Terrorism"))):
@@ -1909,6 +1920,9 @@ def lookalike_pools(w: World) -> dict[str, tuple[list[str], list[str]]]:
         iu = individual_units(e)
         if not iu or e.kind != "sanction":
             continue
+        # only names whose culture shows in the name itself, not just in the sanctions programme
+        if guess_culture(e.natural() or e.primary, "", "") != e.culture:
+            continue
         f, l = strip_accents(iu[0][0]), strip_accents(iu[1][-1])
         if re.fullmatch(r"[A-Za-z]{3,}", f):
             out[e.culture][0].add(title(f))
@@ -1955,10 +1969,13 @@ def gen_near_name_person(e: Ent, rng, w: World):
     m = re.match(r"(?i)^((?:al|el)-)(.*)$", last)
     pre, core = (m.group(1), m.group(2)) if m else ("", last)
     slav = e.culture == "slavic"
-    fem_l = last.lower().endswith("a")
-    fem_f = first.lower().endswith("a")
+    mids = " ".join(g[1:]).lower()
+    fem = (first.lower().endswith("a") or bool(re.search(r"(ovna|evna|ichna|ivna)\b", mids))) and \
+        not re.search(r"(vich|ych)\b", mids)
+    fem_l = fem_f = fem
     if slav:
-        lpool = [x for x in lasts if x.lower().endswith("a") == fem_l]
+        lpool = [x for x in lasts if bool(re.search(r"(ova|eva|ina|aya|yna)$", x.lower())) == fem_l
+                 and (fem_l or not x.lower().endswith("a"))]
         fpool = [x for x in firsts if x.lower().endswith("a") == fem_f]
     else:
         lpool = sorted({re.sub(r"(?i)^(al|el)-", "", x) for x in lasts})

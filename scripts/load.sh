@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# Load test of the instant endpoint against a bare endpoint in the same process and run.
+# Load test of the instant endpoint against a bare endpoint in the same process and run, and of
+# the instant endpoint with screening (every bundled list) against the same without screening.
 #
 #   scripts/load.sh [DURATION_SECONDS] [CONNECTIONS]
 #
 # Builds the release binary, starts `vigil serve` on loopback with a scratch data directory and
 # the bare endpoint enabled (POST /bench/bare: same parsing and validation, constant answer, no
 # auth, engine or store), then drives both with wrk (one thread, unique references over 10,000
-# users) and prints requests/s, latency percentiles and the instant/bare ratio.
+# users). Each user has its own sender name (10,000 names) and pays one of 40,000 receiver names,
+# so the screening cache sees realistic misses. Then the service restarts with screening disabled
+# and the instant endpoint runs again. Prints requests/s, latency percentiles, the instant/bare
+# ratio and the screening-on/screening-off ratio.
 # Traffic goes only to 127.0.0.1; every wrk run is bounded by DURATION.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,18 +30,38 @@ KEY_JSON="$($BIN keys create --business load-test --json --data-dir "$WORK/data"
 API_KEY="$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["apiKey"])' "$KEY_JSON")"
 API_SECRET="$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["apiSecret"])' "$KEY_JSON")"
 
-VIGIL_HTTP__BARE_ENDPOINT=true VIGIL_LOG__LEVEL=warn \
-  "$BIN" serve --data-dir "$WORK/data" --listen "127.0.0.1:$PORT" &
-SERVER=$!
-for _ in $(seq 1 100); do
-  curl -fs "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break
-  sleep 0.1
-done
+# The unscreened run gets its own copy of the (still empty) store, so neither run replays the
+# other's transactions at start.
+cp -r "$WORK/data" "$WORK/data-unscreened"
+
+start_server() {
+  local data="$1"
+  shift
+  env "$@" VIGIL_HTTP__BARE_ENDPOINT=true VIGIL_LOG__LEVEL=warn \
+    "$BIN" serve --data-dir "$data" --listen "127.0.0.1:$PORT" &
+  SERVER=$!
+  for _ in $(seq 1 300); do
+    curl -fs "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1 && return
+    sleep 0.1
+  done
+  echo "service did not become ready" >&2
+  exit 1
+}
+stop_server() {
+  kill "$SERVER"
+  wait "$SERVER" 2>/dev/null || true
+}
+start_server "$WORK/data" VIGIL_SCREENING__ENABLED=true
 
 cat > "$WORK/post.lua" <<LUA
 local counter = 0
 local thread_id = 0
-local body_template = [[{"transactionData":{"reference":"REF","amount":AMOUNT,"type":"debit","channel":"card payment","transactionDate":"2026-03-02T10:15:30Z","status":true,"currency":"NGN","receiverAccount":"0123456789","senderAccount":"SENDER","balanceBefore":1250000.0,"narration":"payment for goods","isExternalPayment":true,"sessionId":"000015230302101530123456789012"},"anonymizedUserData":{"uniqueId":"USER","isIdentityVerified":true,"accountType":"individual","dateJoined":"2023-06-01T09:00:00Z","country":"NG","state":"Lagos","city":"Ikeja"},"device":{"deviceId":"device-USER","manufacturer":"Tecno","name":"phone","osName":"Android","osVersion":"13"},"location":{"latitude":"6.6018","longitude":"3.3515","country":"NG"},"limits":{"dailyLimit":5000000,"overdraftLimit":0,"individualTransactionLimit":1000000},"screeningData":{"senderName":"Ada Obi","receiverName":"Chidi Okafor"},"beneficiary":{"isRegisteredBeneficiary":true,"isNewBeneficiary":false},"ipAddress":"102.89.34.12"}]]
+local body_template = [[{"transactionData":{"reference":"REF","amount":AMOUNT,"type":"debit","channel":"card payment","transactionDate":"2026-03-02T10:15:30Z","status":true,"currency":"NGN","receiverAccount":"0123456789","senderAccount":"SENDER","balanceBefore":1250000.0,"narration":"payment for goods","isExternalPayment":true,"sessionId":"000015230302101530123456789012"},"anonymizedUserData":{"uniqueId":"USER","isIdentityVerified":true,"accountType":"individual","dateJoined":"2023-06-01T09:00:00Z","country":"NG","state":"Lagos","city":"Ikeja"},"device":{"deviceId":"device-USER","manufacturer":"Tecno","name":"phone","osName":"Android","osVersion":"13"},"location":{"latitude":"6.6018","longitude":"3.3515","country":"NG"},"limits":{"dailyLimit":5000000,"overdraftLimit":0,"individualTransactionLimit":1000000},"screeningData":{"senderName":"SENDERNAME","receiverName":"RECEIVERNAME"},"beneficiary":{"isRegisteredBeneficiary":true,"isNewBeneficiary":false},"ipAddress":"102.89.34.12"}]]
+local first = {"Ada","Chidi","Emeka","Ngozi","Tunde","Aisha","Bola","Ifeanyi","Kemi","Musa","Yusuf","Halima","Oluwaseun","Chiamaka","Ibrahim","Fatima","Segun","Nneka","Adebayo","Zainab","John","Mary","Peter","Grace","David","Esther","Samuel","Ruth","Daniel","Joy","Michael","Blessing","James","Patience","Paul","Mercy","Joseph","Faith","Emmanuel","Comfort"}
+local last = {"Obi","Okafor","Adeyemi","Balogun","Nwosu","Okonkwo","Eze","Bello","Abubakar","Ogunleye","Adewale","Nnamdi","Danjuma","Olawale","Uche","Ibekwe","Lawal","Afolabi","Chukwu","Garba","Akinola","Ojo","Umar","Onyeka","Babatunde","Ekwueme","Salami","Oyelaran","Mohammed","Ahmed","Smith","Johnson","Williams","Brown","Jones","Miller","Davis","Wilson","Anderson","Taylor","Thomas","Moore","Martin","Jackson","White","Harris","Clark","Lewis","Young","Walker"}
+local function person(n)
+  return first[(n % #first) + 1] .. " " .. last[(math.floor(n / #first) % #last) + 1] .. " " .. last[(math.floor(n / 7) % #last) + 1]
+end
 function setup(thread)
   thread:set("id", os.time() .. math.random(1000000))
 end
@@ -48,6 +72,7 @@ request = function()
   counter = counter + 1
   local user = "u" .. (counter % 10000)
   local body = body_template:gsub("REF", "load-" .. thread_id .. "-" .. counter)
+  body = body:gsub("SENDERNAME", person(counter % 10000)):gsub("RECEIVERNAME", person(10000 + (counter * 7919) % 40000))
   body = body:gsub("USER", user):gsub("SENDER", "acct-" .. user):gsub("AMOUNT", tostring(1000 + (counter % 500) * 37))
   return wrk.format("POST", nil, {["Content-Type"] = "application/json", ["apiKey"] = "$API_KEY", ["apiSecret"] = "$API_SECRET"}, body)
 end
@@ -60,6 +85,10 @@ run() {
 }
 run bare /bench/bare
 run instant /api/v1/transaction-monitoring/instant
+stop_server
+start_server "$WORK/data-unscreened" VIGIL_SCREENING__ENABLED=false
+run unscreened /api/v1/transaction-monitoring/instant
+stop_server
 
 rps() { awk '/Requests\/sec/ {print $2}' "$WORK/$1.txt"; }
 non2xx() { awk '/Non-2xx/ {print $5}' "$WORK/$1.txt"; }
@@ -68,3 +97,5 @@ echo "bare:    $(rps bare) req/s"
 echo "instant: $(rps instant) req/s (non-2xx: $(non2xx instant | tr -d '\n'))"
 python3 -c "import sys; print('instant/bare: %.1f%%' % (100*float(sys.argv[1])/float(sys.argv[2])))" "$(rps instant)" "$(rps bare)"
 grep -E "^\s+99%" "$WORK/instant.txt" | sed 's/^/instant p99: /'
+echo "instant without screening: $(rps unscreened) req/s"
+python3 -c "import sys; print('screening on/off: %.1f%%' % (100*float(sys.argv[1])/float(sys.argv[2])))" "$(rps instant)" "$(rps unscreened)"

@@ -375,4 +375,26 @@ mod tests {
             Config::load(None, &env(&[("VIGIL_DATABASE_URL", "mysql://x")])).expect_err("bad url");
         assert!(matches!(error, ConfigError::Invalid { ref key, .. } if key == "database_url"));
     }
+
+    #[test]
+    fn the_example_config_in_deploy_parses_and_validates() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/vigil.example.toml");
+        let config = Config::load(Some(&path), &BTreeMap::new()).expect("example parses");
+        assert!(config.screening.enabled);
+        config.build().expect("example validates");
+    }
+
+    #[test]
+    fn screening_thresholds_are_validated() {
+        let env: BTreeMap<String, String> = [(
+            "VIGIL_SCREENING__POTENTIAL_THRESHOLD".to_owned(),
+            "95".to_owned(),
+        )]
+        .into();
+        let error = Config::load(None, &env).expect_err("potential above match is refused");
+        assert!(
+            error.to_string().contains("screening.potential_threshold"),
+            "{error}"
+        );
+    }
 }

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::auth::Tenant;
-use super::error::ApiError;
+use super::error::{ApiError, ErrorBody};
 use super::extract::JsonBody;
 use super::AppState;
 use crate::model::FieldError;
@@ -246,6 +246,38 @@ async fn instant(
     })))
 }
 
+const SCREEN_NOTE: &str = "Screens a name (any script) against the loaded lists of this kind. \
+    `threshold` (0-100) is the lowest `searchScore` returned; `country` (lower-case ISO alpha-2) \
+    leaves out entities tied only to other countries. `count` is the number of matches, `data` \
+    the requested page of list records (spec 2.3), best first. Vigil additions: `birthDate`, \
+    `pageNumber`, `pageSize`, and `matchedName`/`remarks` on each record.";
+
+#[utoipa::path(
+    post,
+    path = "/api/v1/aml/sanction/instant",
+    tag = "screening",
+    summary = "Screen a name against the sanctions lists",
+    description = SCREEN_NOTE,
+    request_body = ScreenBody,
+    security(("apiKey" = [], "apiSecret" = [])),
+    responses(
+        (status = 200, description = "Matches, best first.", body = Object,
+            example = json!({"message": "Sanction screening completed", "count": 1, "pageNumber": 1,
+                "data": [{"_id": "ofac-sdn:35096", "type": "sanction", "externalId": "35096",
+                    "entityType": "individual", "name": "PUTIN, Vladimir Vladimirovich",
+                    "aliases": [], "countries": ["ru"], "sanctions": ["RUSSIA-EO14024"],
+                    "birth_date": "1952-10-07", "dataset": [{"name": "OFAC Specially Designated Nationals",
+                    "url": "https://sanctionssearch.ofac.treas.gov/"}], "searchScore": 100.0,
+                    "confidenceScore": 1.0, "isDeleted": false}]})),
+        crate::api::openapi::BodyErrors,
+        (status = 422, description = "`name` empty, `threshold` missing or outside 0-100, unknown `country`.", body = ErrorBody,
+            example = json!({"message": "request validation failed", "errors": [{"field": "country",
+                "problem": "unknown country code 'xx' (lower-case ISO 3166-1 alpha-2, e.g. 'ng')"}]})),
+        crate::api::openapi::AuthErrors,
+        (status = 503, description = "The store is unavailable (key lookup); retry later.", body = ErrorBody,
+            example = json!({"message": "storage is unavailable, retry later", "errors": []})),
+    ),
+)]
 pub async fn sanction_instant(
     State(app): State<AppState>,
     Extension(tenant): Extension<Tenant>,
@@ -254,6 +286,28 @@ pub async fn sanction_instant(
     instant(app, tenant, ListKind::Sanction, body.value).await
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/aml/pep/instant",
+    tag = "screening",
+    summary = "Screen a name against the PEP lists",
+    description = SCREEN_NOTE,
+    request_body = ScreenBody,
+    security(("apiKey" = [], "apiSecret" = [])),
+    responses(
+        (status = 200, description = "Matches, best first.", body = Object,
+            example = json!({"message": "PEP screening completed", "count": 1, "pageNumber": 1,
+                "data": [{"_id": "us-congress:Q170581", "type": "pep", "name": "Nancy Pelosi",
+                    "positions": [{"title": "United States representative", "startDate": null,
+                    "endDate": null, "_id": "us-congress:Q170581:position:0"}],
+                    "searchScore": 100.0, "confidenceScore": 1.0}]})),
+        crate::api::openapi::BodyErrors,
+        (status = 422, description = "`name` empty, `threshold` missing or outside 0-100, unknown `country`.", body = ErrorBody),
+        crate::api::openapi::AuthErrors,
+        (status = 503, description = "The store is unavailable (key lookup); retry later.", body = ErrorBody,
+            example = json!({"message": "storage is unavailable, retry later", "errors": []})),
+    ),
+)]
 pub async fn pep_instant(
     State(app): State<AppState>,
     Extension(tenant): Extension<Tenant>,
@@ -264,6 +318,23 @@ pub async fn pep_instant(
 
 /// `GET /api/v1/aml/lists`: every configured list, the calling business's own watchlists
 /// included and other businesses' left out.
+#[utoipa::path(
+    get,
+    path = "/api/v1/aml/lists",
+    tag = "screening",
+    summary = "The screening lists, their versions and last refresh",
+    description = "Every configured list (the caller's own watchlists included, other businesses' \
+        left out): kind, format, source, publisher date, entity and name counts, version (SHA-256 \
+        prefix of the serving bytes), when it loaded, the last attempt and why the newest version \
+        was refused, if it was. (Vigil addition.)",
+    security(("apiKey" = [], "apiSecret" = [])),
+    responses(
+        (status = 200, description = "The lists.", body = Object),
+        crate::api::openapi::AuthErrors,
+        (status = 503, description = "The store is unavailable (key lookup); retry later.", body = ErrorBody,
+            example = json!({"message": "storage is unavailable, retry later", "errors": []})),
+    ),
+)]
 pub async fn lists_status(
     State(app): State<AppState>,
     Extension(tenant): Extension<Tenant>,
@@ -290,6 +361,23 @@ pub async fn lists_status(
 }
 
 /// `POST /api/v1/admin/lists/reload`: admin keys only.
+#[utoipa::path(
+    post,
+    path = "/api/v1/admin/lists/reload",
+    tag = "admin",
+    summary = "Reload changed screening lists now",
+    description = "Re-reads every list whose bytes changed and swaps in a new index; a broken or \
+        truncated list keeps its previous version serving and is reported. Admin keys only.",
+    security(("apiKey" = [], "apiSecret" = [])),
+    responses(
+        (status = 200, description = "The lists after the reload.", body = Object),
+        (status = 403, description = "The key is not an admin key.", body = ErrorBody,
+            example = json!({"message": "this endpoint needs an admin key", "errors": []})),
+        crate::api::openapi::AuthErrors,
+        (status = 503, description = "The store is unavailable (key lookup); retry later.", body = ErrorBody,
+            example = json!({"message": "storage is unavailable, retry later", "errors": []})),
+    ),
+)]
 pub async fn reload_lists(
     State(app): State<AppState>,
     Extension(tenant): Extension<Tenant>,

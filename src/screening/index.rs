@@ -22,7 +22,9 @@ use rphonetic::Encoder;
 
 use super::entity::{ListEntity, ListKind, NameQuality};
 use super::normalize::{normalize, NormToken, TokenKind};
-use super::score::{score_names, Side, TokenFeatures, MAX_TOKENS, TOKEN_MATCH_FLOOR};
+use super::score::{
+    score_names, score_names_with, Side, TokenFeatures, MAX_TOKENS, TOKEN_MATCH_FLOOR,
+};
 
 /// Weight of a canonical legal-form token (`ltd`, `llc`, …).
 const LEGAL_FORM_WEIGHT: f32 = 0.3;
@@ -31,7 +33,12 @@ const INITIAL_WEIGHT_SHARE: f32 = 0.4;
 /// Weak aliases (UN "low quality", OFAC "weak a.k.a.") score at most this share.
 const WEAK_ALIAS_FACTOR: f32 = 0.90;
 /// Candidates fully scored per query, best upper bound first.
-const MAX_FULLY_SCORED: usize = 96;
+const MAX_FULLY_SCORED: usize = 64;
+/// A vocabulary token in more names than this is common: it adds to candidates, never creates
+/// them (unless it is the query's rarest token).
+const COMMON_POSTINGS: u32 = 1_000;
+/// Trigrams in more vocabulary tokens than this are not used to find fuzzy matches.
+const FREQUENT_TRIGRAM: usize = 1_500;
 /// Fuzzy expansions kept per query token.
 const MAX_EXPANSIONS: usize = 48;
 /// A birth year the caller gives that agrees (±1) with the entity's raises the score by this;
@@ -378,28 +385,66 @@ impl ScreeningIndex {
             .collect();
         scratch.reset(self.names.len(), self.vocab.len());
 
-        // Expand every query token and accumulate per-name upper bounds.
+        // Expand every query token, then accumulate per-name upper bounds, rarest token first.
         let mut query_weights: Vec<f32> = Vec::with_capacity(query_tokens.len());
+        let mut known_similarities: Vec<Vec<(u32, f32)>> = Vec::with_capacity(query_tokens.len());
         for (position, token) in query_tokens.iter().enumerate() {
-            let expansions = self.expand(token, normalized[position].kind, scratch);
+            let mut expansions = self.expand(token, normalized[position].kind, scratch);
             let weight = self.query_token_weight(token, normalized[position].kind, &expansions);
             query_weights.push(weight);
-            for (vocab_id, sim) in &expansions {
-                let vocab = &self.vocab[*vocab_id as usize];
-                let gain = sim * weight;
-                let listed_gain = sim * vocab.weight;
-                let start = vocab.postings_start as usize;
-                for name in &self.postings[start..start + vocab.postings_len as usize] {
-                    scratch.offer(*name, gain, listed_gain);
+            expansions.sort_unstable_by(|a, b| b.1.total_cmp(&a.1));
+            known_similarities.push(expansions);
+        }
+        let mut order: Vec<usize> = (0..query_tokens.len()).collect();
+        order.sort_by(|a, b| query_weights[*b].total_cmp(&query_weights[*a]));
+        let rarest_weight = order.first().map_or(0.0, |p| query_weights[*p]);
+        for (rank, &position) in order.iter().enumerate() {
+            let weight = query_weights[position];
+            let expansions = &known_similarities[position];
+            // A common token ("mohammed", "trading") cannot lift a name that misses every rarer
+            // query token to the threshold: it only adds to names already found.
+            let common = rank > 0
+                && weight * 1.5 <= rarest_weight
+                && expansions
+                    .iter()
+                    .take(MAX_EXPANSIONS)
+                    .any(|(id, _)| self.vocab[*id as usize].postings_len > COMMON_POSTINGS);
+            if common {
+                let mut sorted: Vec<(u32, f32)> =
+                    expansions.iter().take(MAX_EXPANSIONS).copied().collect();
+                sorted.sort_unstable_by_key(|(id, _)| *id);
+                for i in 0..scratch.touched.len() {
+                    let name_id = scratch.touched[i];
+                    let name = &self.names[name_id as usize];
+                    for token in name.tokens.iter() {
+                        if let Ok(at) = sorted.binary_search_by_key(token, |(id, _)| *id) {
+                            let sim = sorted[at].1;
+                            let vocab = &self.vocab[*token as usize];
+                            scratch.offer(name_id, sim * weight, sim * vocab.weight);
+                        }
+                    }
+                }
+            } else {
+                for (vocab_id, sim) in expansions.iter().take(MAX_EXPANSIONS) {
+                    let vocab = &self.vocab[*vocab_id as usize];
+                    let gain = sim * weight;
+                    let listed_gain = sim * vocab.weight;
+                    let start = vocab.postings_start as usize;
+                    for name in &self.postings[start..start + vocab.postings_len as usize] {
+                        scratch.offer(*name, gain, listed_gain);
+                    }
                 }
             }
             // The query token may be two listed tokens joined ("abdulrahman").
-            if let Some(names) = self.joined.get(&token.text) {
+            if let Some(names) = self.joined.get(&query_tokens[position].text) {
                 for name in names {
                     scratch.offer(*name, weight, weight);
                 }
             }
             scratch.commit_position();
+        }
+        for known in &mut known_similarities {
+            known.sort_unstable_by_key(|(id, _)| *id);
         }
         // Two adjacent query tokens may be one listed token ("abdul rahman" / "abdulrahman").
         for (position, pair) in query_tokens.windows(2).enumerate() {
@@ -457,11 +502,28 @@ impl ScreeningIndex {
                 listed_refs.push(&vocab.features);
                 listed_weights.push(vocab.weight);
             }
-            let name_score = score_names(
+            // Similarities computed during expansion are reused; a pair expansion did not find is
+            // below the floor, except for initials and vowelless tokens, computed here.
+            let listed_ids = &name.tokens;
+            let name_score = score_names_with(
                 &query_side,
                 &Side {
                     tokens: &listed_refs,
                     weights: &listed_weights,
+                },
+                |i, j| {
+                    let query_token = query_refs[i];
+                    if query_token.is_initial() || query_token.abjad {
+                        return super::score::token_similarity(query_token, listed_refs[j]);
+                    }
+                    let known = &known_similarities[i];
+                    match known.binary_search_by_key(&listed_ids[j], |(id, _)| *id) {
+                        Ok(at) => known[at].1,
+                        Err(_) if listed_refs[j].is_initial() || listed_refs[j].abjad => {
+                            super::score::token_similarity(query_token, listed_refs[j])
+                        }
+                        Err(_) => 0.0,
+                    }
                 },
             );
             let mut name_points = name_score.score * 100.0;
@@ -645,15 +707,23 @@ impl ScreeningIndex {
         }
         if !token.abjad && token.text.len() >= 4 {
             let mut total = 0u16;
+            let mut skipped = 0u16;
             trigram_keys(&token.text, |key| {
                 total += 1;
                 if let Some(ids) = self.trigrams.get(&key) {
+                    // A trigram shared by thousands of tokens ("$al", "ov$") narrows nothing.
+                    if ids.len() > FREQUENT_TRIGRAM {
+                        skipped += 1;
+                        return;
+                    }
                     for id in ids {
                         scratch.count_trigram(*id);
                     }
                 }
             });
-            let needed = ((f32::from(total) * 0.4).ceil() as u16).max(2);
+            let needed = ((f32::from(total) * 0.4).ceil() as u16)
+                .saturating_sub(skipped)
+                .max(2);
             let length = token.text.len();
             let mut fuzzy: Vec<u32> = Vec::new();
             for &id in &scratch.trigram_touched {
@@ -668,10 +738,6 @@ impl ScreeningIndex {
             for id in fuzzy {
                 consider(id, &mut out);
             }
-        }
-        if out.len() > MAX_EXPANSIONS {
-            out.sort_unstable_by(|a, b| b.1.total_cmp(&a.1));
-            out.truncate(MAX_EXPANSIONS);
         }
         out
     }

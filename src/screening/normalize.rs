@@ -493,6 +493,13 @@ pub fn are_nicknames(a: &str, b: &str) -> bool {
     })
 }
 
+/// Whether a token appears in the nickname table at all (as a formal name or a diminutive).
+pub fn in_nickname_table(token: &str) -> bool {
+    NICKNAMES
+        .iter()
+        .any(|(formal, short)| *formal == token || short.contains(&token))
+}
+
 /// The formal names a token may be a diminutive of.
 pub fn formal_names(token: &str) -> impl Iterator<Item = &'static str> + '_ {
     NICKNAMES

@@ -54,6 +54,8 @@ pub struct TokenFeatures {
     pub single_consonant: CompactString,
     /// Spelling-folded form ([`super::normalize::fold`]).
     pub folded: CompactString,
+    /// Whether the token takes part in a nickname pair (as the formal name or a diminutive).
+    pub nickname_of: Option<()>,
     pub phonetic: CompactString,
     pub abjad: bool,
 }
@@ -71,6 +73,7 @@ impl TokenFeatures {
             skeleton,
             single_consonant,
             folded: super::normalize::fold(text),
+            nickname_of: super::normalize::in_nickname_table(text).then_some(()),
             phonetic,
             abjad,
         }
@@ -96,7 +99,9 @@ pub fn token_similarity(a: &TokenFeatures, b: &TokenFeatures) -> f32 {
     if a.abjad || b.abjad {
         return abjad_similarity(a, b);
     }
-    if super::normalize::are_nicknames(&a.text, &b.text) {
+    if (a.nickname_of.is_some() || b.nickname_of.is_some())
+        && super::normalize::are_nicknames(&a.text, &b.text)
+    {
         return NICKNAME_SIMILARITY;
     }
     if a.folded == b.folded {
@@ -189,6 +194,18 @@ struct Edge {
 
 /// Scores a query name against a listed name (see the module documentation).
 pub fn score_names(query: &Side<'_>, listed: &Side<'_>) -> NameScore {
+    score_names_with(query, listed, |i, j| {
+        token_similarity(query.tokens[i], listed.tokens[j])
+    })
+}
+
+/// [`score_names`] with token similarities from `similarity(query index, listed index)`, so a
+/// caller that already knows them (the index, from candidate generation) does not recompute.
+pub fn score_names_with(
+    query: &Side<'_>,
+    listed: &Side<'_>,
+    similarity: impl Fn(usize, usize) -> f32,
+) -> NameScore {
     let nq = query.tokens.len().min(MAX_TOKENS);
     let nl = listed.tokens.len().min(MAX_TOKENS);
     if nq == 0 || nl == 0 {
@@ -200,7 +217,7 @@ pub fn score_names(query: &Side<'_>, listed: &Side<'_>) -> NameScore {
     let mut edges: Vec<Edge> = Vec::with_capacity(nq * 2);
     for i in 0..nq {
         for j in 0..nl {
-            let sim = token_similarity(query.tokens[i], listed.tokens[j]);
+            let sim = similarity(i, j);
             if sim > 0.0 {
                 push_edge(
                     &mut edges,
@@ -284,10 +301,12 @@ fn joined_similarity(
 ) -> Option<f32> {
     if first.abjad || second.abjad || whole.abjad {
         // "عبد الله" (two tokens) against "Abdullah": compare joined skeletons.
-        let joined_skeleton = format!("{}{}", abjad_key(first), abjad_key(second));
-        let whole_skeleton = abjad_key(whole);
-        return (joined_skeleton.len() >= 3 && joined_skeleton == whole_skeleton)
-            .then_some(ABJAD_SKELETON_SIMILARITY);
+        let (a, b, w) = (abjad_key(first), abjad_key(second), abjad_key(whole));
+        let joins = a.len() + b.len() >= 3
+            && w.len() == a.len() + b.len()
+            && w.starts_with(a)
+            && w.ends_with(b);
+        return joins.then_some(ABJAD_SKELETON_SIMILARITY);
     }
     let joined_len = first.text.len() + second.text.len();
     // Joining must explain the whole token, not a prefix of it ("jong" + "un" is not "jong").
