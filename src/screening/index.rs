@@ -680,9 +680,11 @@ impl ScreeningIndex {
         if kind == TokenKind::LegalForm || token.is_initial() {
             return out;
         }
-        for formal in super::normalize::formal_names(&token.text) {
-            if let Some(id) = self.by_text.get(formal) {
-                consider(*id, &mut out);
+        if token.nickname_of.is_some() {
+            for partner in super::normalize::nickname_partners(&token.text) {
+                if let Some(id) = self.by_text.get(partner) {
+                    consider(*id, &mut out);
+                }
             }
         }
         if let Some(id) = self.by_text.get(&token.folded) {

@@ -500,13 +500,16 @@ pub fn in_nickname_table(token: &str) -> bool {
         .any(|(formal, short)| *formal == token || short.contains(&token))
 }
 
-/// The formal names a token may be a diminutive of.
-pub fn formal_names(token: &str) -> impl Iterator<Item = &'static str> + '_ {
-    NICKNAMES
-        .iter()
-        .filter(move |(_, short)| short.contains(&token))
-        .map(|(formal, _)| *formal)
+/// Every name the table pairs with a token: its formal names if it is a diminutive, its
+/// diminutives if it is a formal name.
+pub fn nickname_partners(token: &str) -> impl Iterator<Item = &'static str> + '_ {
+    NICKNAMES.iter().flat_map(move |(formal, short)| {
+        let as_formal: &'static [&'static str] = if *formal == token { short } else { &[] };
+        let as_short = short.contains(&token).then_some(*formal);
+        as_formal.iter().copied().chain(as_short)
+    })
 }
+
 
 /// A consonant skeleton that Latin romanisations and vowelless scripts share: vowels, `y`, `w`
 /// and `h` after a consonant dropped, digraphs folded (`kh`, `gh`, `sh`/`ch`, `th`, `dh`, `ph`),
