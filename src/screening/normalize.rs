@@ -510,7 +510,6 @@ pub fn nickname_partners(token: &str) -> impl Iterator<Item = &'static str> + '_
     })
 }
 
-
 /// A consonant skeleton that Latin romanisations and vowelless scripts share: vowels, `y`, `w`
 /// and `h` after a consonant dropped, digraphs folded (`kh`, `gh`, `sh`/`ch`, `th`, `dh`, `ph`),
 /// `q`/`c` → `k`, doubled letters collapsed, and a leading Arabic article removed when the rest
