@@ -132,7 +132,7 @@ enum ScreenCommand {
     Test {
         /// Case files (JSON lines); default: every *.jsonl in fixtures/screening/cases.
         files: Vec<PathBuf>,
-        /// 0-100 (default: the configured match threshold).
+        /// 0-100 (default: the configured potential-match threshold, where alerts start).
         #[arg(long)]
         threshold: Option<f32>,
     },
@@ -284,6 +284,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             .context("loading screening lists")?;
             let index = manager.current().index().clone();
             let match_threshold = settings.config.screening.match_threshold;
+            let potential_threshold = settings.config.screening.potential_threshold;
             match command {
                 ScreenCommand::Eval {
                     file,
@@ -320,7 +321,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     } else {
                         files
                     };
-                    let threshold = threshold.unwrap_or(match_threshold);
+                    let threshold = threshold.unwrap_or(potential_threshold);
                     let mut failed = 0usize;
                     let mut total = 0usize;
                     for file in &files {
