@@ -262,6 +262,7 @@ VARIANT_GROUPS = [
     "omar umar oumar",
     "othman uthman osman usman",
     "abu abou",
+    "bin ben",
     "ibrahim ebrahim ibraheem",
     "khalid khaled",
     "mustafa mostafa moustafa mustapha",
@@ -1471,6 +1472,7 @@ FORM_RULES = [
     (r"\bL\.?L\.?C\.?", ["Limited Liability Company", "OOO", ""]),
     (r"\bOOO\b", ["LLC", "Limited Liability Company", ""]),
     (r"\bPUBLIC JOINT STOCK COMPANY\b", ["PJSC", "PAO", ""]),
+    (r"\bPRIVATE JOINT STOCK COMPANY\b", ["Private JSC", "PrJSC", ""]),
     (r"\bOPEN JOINT STOCK COMPANY\b", ["OJSC", "OAO", "JSC", ""]),
     (r"\bCLOSED JOINT STOCK COMPANY\b", ["CJSC", "ZAO", "JSC", ""]),
     (r"\bJOINT[- ]STOCK COMPANY\b", ["JSC", "AO", ""]),
@@ -1617,6 +1619,8 @@ def translit_options(tok: str, culture: str) -> list[tuple[str, str, bool]]:
                 if alt != tok:
                     out.append((alt, f"{tok}->{alt}", True))
             break
+    if tok in PARTICLES:  # "bin" -> "been" is not a romanisation; only the swaps above apply
+        return out
     for name, cult, pat, rep in TRANSLIT_RULES:
         if cult not in ("any", culture):
             continue
@@ -1771,6 +1775,29 @@ def to_greek(word: str) -> str:
     s = "".join(out)
     s = re.sub(r"σ$", "ς", s)
     return s.upper()
+
+
+LAT_OF_CYR = dict(zip("абвгдеёжзиіїйклмнопрстуфхцчшщъыьэюяєґ",
+                      "a b v g d e e zh z i i i y k l m n o p r s t u f kh ts ch sh shch _ y _ e yu ya ye g"
+                      .split()))
+
+
+def cyr_to_latin(s: str) -> str:
+    return "".join(LAT_OF_CYR.get(c, c) for c in s.lower()).replace("_", "")
+
+
+def closest_latin(cyr: str, latins: list[str], floor: float = 0.85) -> str | None:
+    """The Latin name whose words best match the (roughly romanised) Cyrillic name's words."""
+    ct = [t for t in content_tokens(cyr_to_latin(cyr)) if len(t) > 1]
+    best, best_score = None, floor
+    for lat in latins:
+        lt = [t for t in content_tokens(lat) if len(t) > 1]
+        if not ct or not lt:
+            continue
+        score = sum(max(jaro_winkler(c, l) for l in lt) for c in ct) / len(ct)
+        if score >= best_score:
+            best, best_score = lat, score
+    return best
 
 
 def gen_script_synthetic(e: Ent, rng, w: World, greek=False):
@@ -2443,10 +2470,10 @@ def build(w: World, rng_seed=SEED) -> tuple[list[dict], dict]:
             break
         a = clean_entity_name(e.primary) if e.etype == "entity" else e.primary
         if e.list == "zala":
-            lat = [x for x in e.aliases if is_latin(x)]
-            if not lat:
+            # the Latin name this Cyrillic name spells, not e.g. a maiden name
+            a = closest_latin(n, [x for x in [e.primary] + e.aliases if is_latin(x)])
+            if not a:
                 continue
-            a = e.primary if is_latin(e.primary) else lat[0]
         if g.add_pair(a, n, True, "pair-transliteration-original-script", f"{e.id}: publisher's original-script name"):
             got += 1
     g.negative_from_entity(P["pair-negative-shared-first-name"] + P["pair-negative-shared-surname"],
