@@ -146,6 +146,14 @@ impl ScreeningConfig {
         problems
     }
 
+    /// The thresholds that turn scores into "clear", "potential match" and "match".
+    pub fn thresholds(&self) -> super::Thresholds {
+        super::Thresholds {
+            potential: self.potential_threshold,
+            matched: self.match_threshold,
+        }
+    }
+
     /// The configured lists, or the bundled ones when none are configured.
     pub fn sources(&self) -> Vec<ListSource> {
         if !self.lists.is_empty() {

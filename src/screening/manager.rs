@@ -25,7 +25,7 @@ use super::config::{ListSource, ScreeningConfig};
 use super::entity::{ListEntity, LoadedSource};
 use super::index::{IndexedList, ListInput, ScreeningIndex};
 use super::loaders::{self, LoadError, SourceBytes};
-use super::{ListScreener, Thresholds};
+use super::ListScreener;
 use crate::engine::{SharedSnapshot, Snapshot};
 use crate::metrics::Metrics;
 
@@ -156,10 +156,7 @@ impl ListsManager {
                 }
             })
             .collect();
-        let thresholds = Thresholds {
-            potential: config.potential_threshold,
-            matched: config.match_threshold,
-        };
+        let thresholds = config.thresholds();
         let empty = ListScreener::new(
             Arc::new(ScreeningIndex::default()),
             thresholds,
@@ -208,10 +205,7 @@ impl ListsManager {
 
     /// A manager with no lists (screening disabled): an empty index, never reloaded.
     pub fn disabled(config: ScreeningConfig) -> Arc<ListsManager> {
-        let thresholds = Thresholds {
-            potential: config.potential_threshold,
-            matched: config.match_threshold,
-        };
+        let thresholds = config.thresholds();
         Arc::new(ListsManager {
             downloads_dir: PathBuf::new(),
             snapshot: None,
@@ -406,10 +400,7 @@ impl ListsManager {
             let index = Arc::new(ScreeningIndex::build(inputs));
             let screener = Arc::new(ListScreener::new(
                 index,
-                Thresholds {
-                    potential: self.config.potential_threshold,
-                    matched: self.config.match_threshold,
-                },
+                self.config.thresholds(),
                 self.config.cache_entries,
             ));
             self.current.store(screener.clone());

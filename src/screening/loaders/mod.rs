@@ -335,8 +335,8 @@ fn push_country(entity: &mut ListEntity, value: &str) -> bool {
     }
 }
 
-/// Joins the non-empty parts with ", ".
-fn join_parts<'s>(parts: impl IntoIterator<Item = &'s str>) -> String {
+/// Joins the non-empty (trimmed) parts with `separator`.
+fn join_non_empty<'s>(parts: impl IntoIterator<Item = &'s str>, separator: &str) -> String {
     let mut out = String::new();
     for part in parts {
         let part = part.trim();
@@ -344,27 +344,21 @@ fn join_parts<'s>(parts: impl IntoIterator<Item = &'s str>) -> String {
             continue;
         }
         if !out.is_empty() {
-            out.push_str(", ");
+            out.push_str(separator);
         }
         out.push_str(part);
     }
     out
 }
 
+/// Joins the non-empty parts with ", ".
+fn join_parts<'s>(parts: impl IntoIterator<Item = &'s str>) -> String {
+    join_non_empty(parts, ", ")
+}
+
 /// Joins the non-empty parts with single spaces.
 fn join_words<'s>(parts: impl IntoIterator<Item = &'s str>) -> String {
-    let mut out = String::new();
-    for part in parts {
-        let part = part.trim();
-        if part.is_empty() {
-            continue;
-        }
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(part);
-    }
-    out
+    join_non_empty(parts, " ")
 }
 
 /// The most years a range of birth years expands to; wider ranges keep only their ends.
