@@ -153,7 +153,12 @@ fn latency_report() {
         build.as_secs_f64(),
         (after.saturating_sub(before)) as f64 / 1e6
     );
-    let queries = query_mix(&index, 30_000);
+    // VIGIL_PROFILE_QUERIES=N: only N queries of the mix and no brute-force run, for profiling
+    // under callgrind (`valgrind --tool=callgrind --toggle-collect='*ScreeningIndex::search*'`).
+    let profile_queries = std::env::var("VIGIL_PROFILE_QUERIES")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok());
+    let queries = query_mix(&index, profile_queries.unwrap_or(30_000));
     for q in queries.iter().take(300) {
         query(&index, q);
     }
@@ -178,6 +183,38 @@ fn latency_report() {
         found
     );
 
+    if profile_queries.is_some() {
+        let mut slowest: Vec<(Duration, &String)> = queries
+            .iter()
+            .map(|q| {
+                let t = Instant::now();
+                query(&index, q);
+                (t.elapsed(), q)
+            })
+            .collect();
+        slowest.sort_by(|a, b| b.0.cmp(&a.0));
+        for (time, q) in slowest.iter().take(25) {
+            println!("slow: {:.0} µs  {q}", time.as_secs_f64() * 1e6);
+        }
+        let kinds = ["exact", "typo", "unlisted"];
+        for (k, kind) in kinds.iter().enumerate() {
+            let total: Duration = queries
+                .iter()
+                .skip(k)
+                .step_by(3)
+                .map(|q| {
+                    let t = Instant::now();
+                    query(&index, q);
+                    t.elapsed()
+                })
+                .sum();
+            println!(
+                "{kind}: {:.1} µs mean",
+                total.as_secs_f64() * 1e6 / (queries.len() / 3) as f64
+            );
+        }
+        std::process::exit(0);
+    }
     let names: Vec<String> = brute_force_names(&index);
     let sample = &queries[..200];
     let run = Instant::now();

@@ -13,8 +13,8 @@
 //! filtered by list kind, tenant, country and threshold. Scratch space is thread-local, so a
 //! query takes no lock and allocates little.
 
+use rustc_hash::FxHashMap as HashMap;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use compact_str::CompactString;
@@ -466,8 +466,9 @@ impl ScreeningIndex {
         let mut candidates: Vec<(f32, u32)> = Vec::new();
         for &name_id in &scratch.touched {
             let name = &self.names[name_id as usize];
-            let accumulated_query = scratch.acc_query[name_id as usize];
-            let accumulated_listed = scratch.acc_listed[name_id as usize].min(name.total_weight);
+            let gains = scratch.gains[name_id as usize];
+            let accumulated_query = gains.acc_query;
+            let accumulated_listed = gains.acc_listed.min(name.total_weight);
             let unaligned = (name.total_weight - accumulated_listed).max(0.0);
             let bound = (accumulated_query + accumulated_listed)
                 / (query_weight
@@ -762,27 +763,31 @@ fn adjust_for_birth_year(points: f32, asked: Option<i32>, listed: &[i32]) -> f32
 /// Per-thread query scratch space, sized to the index it last served.
 #[derive(Default)]
 struct Scratch {
-    acc_query: Vec<f32>,
-    acc_listed: Vec<f32>,
-    best_query: Vec<f32>,
-    best_listed: Vec<f32>,
+    /// Per name, the four gains side by side: one cache line per posting visited.
+    gains: Vec<Gains>,
     touched: Vec<u32>,
     position_touched: Vec<u32>,
     trigram_counts: Vec<u16>,
     trigram_touched: Vec<u32>,
 }
 
+/// What a name has gathered so far: accumulated over committed query positions, and the best
+/// offer of the current position.
+#[derive(Debug, Default, Clone, Copy)]
+struct Gains {
+    acc_query: f32,
+    acc_listed: f32,
+    best_query: f32,
+    best_listed: f32,
+}
+
 impl Scratch {
     fn reset(&mut self, names: usize, vocab: usize) {
         for id in self.touched.drain(..) {
-            self.acc_query[id as usize] = 0.0;
-            self.acc_listed[id as usize] = 0.0;
+            self.gains[id as usize] = Gains::default();
         }
-        if self.acc_query.len() != names {
-            self.acc_query = vec![0.0; names];
-            self.acc_listed = vec![0.0; names];
-            self.best_query = vec![0.0; names];
-            self.best_listed = vec![0.0; names];
+        if self.gains.len() != names {
+            self.gains = vec![Gains::default(); names];
         }
         if self.trigram_counts.len() != vocab {
             self.trigram_counts = vec![0; vocab];
@@ -793,26 +798,26 @@ impl Scratch {
 
     /// The best (query, listed) gain of one query position for a name.
     fn offer(&mut self, name: u32, query_gain: f32, listed_gain: f32) {
-        let n = name as usize;
-        if self.best_query[n] == 0.0 {
+        let gains = &mut self.gains[name as usize];
+        if gains.best_query == 0.0 {
             self.position_touched.push(name);
-            if self.acc_query[n] == 0.0 {
+            if gains.acc_query == 0.0 {
                 self.touched.push(name);
             }
         }
-        if query_gain > self.best_query[n] {
-            self.best_query[n] = query_gain;
-            self.best_listed[n] = listed_gain;
+        if query_gain > gains.best_query {
+            gains.best_query = query_gain;
+            gains.best_listed = listed_gain;
         }
     }
 
     fn commit_position(&mut self) {
         for name in self.position_touched.drain(..) {
-            let n = name as usize;
-            self.acc_query[n] += self.best_query[n];
-            self.acc_listed[n] += self.best_listed[n];
-            self.best_query[n] = 0.0;
-            self.best_listed[n] = 0.0;
+            let gains = &mut self.gains[name as usize];
+            gains.acc_query += gains.best_query;
+            gains.acc_listed += gains.best_listed;
+            gains.best_query = 0.0;
+            gains.best_listed = 0.0;
         }
     }
 
@@ -846,7 +851,7 @@ pub fn brute_force_best(names: &[String], query: &str) -> Option<(usize, f64)> {
         .join(" ");
     let mut best: Option<(usize, f64)> = None;
     for (id, candidate) in names.iter().enumerate() {
-        let sim = strsim::jaro_winkler(&joined, candidate);
+        let sim = super::jaro::jaro_winkler(&joined, candidate);
         if best.is_none_or(|(_, b)| sim > b) {
             best = Some((id, sim));
         }

@@ -12,6 +12,7 @@ pub mod config;
 pub mod entity;
 pub mod eval;
 pub mod index;
+pub mod jaro;
 pub mod loaders;
 pub mod manager;
 pub mod normalize;

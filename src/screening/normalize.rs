@@ -408,7 +408,7 @@ pub fn fold(token: &str) -> CompactString {
 
 /// A word of a legal-form phrase, allowing a typo in long words ("liabiity", "jointt").
 fn legal_word_matches(word: &str, expected: &str) -> bool {
-    word == expected || (expected.len() >= 5 && strsim::jaro_winkler(word, expected) >= 0.9)
+    word == expected || (expected.len() >= 5 && super::jaro::jaro_winkler(word, expected) >= 0.9)
 }
 
 /// The Double Metaphone encoder every phonetic key comes from. Codes are kept to 6 characters:

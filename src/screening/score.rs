@@ -107,7 +107,7 @@ pub fn token_similarity(a: &TokenFeatures, b: &TokenFeatures) -> f32 {
     if a.folded == b.folded {
         return FOLDED_SIMILARITY;
     }
-    let mut jw = strsim::jaro_winkler(&a.text, &b.text) as f32;
+    let mut jw = super::jaro::jaro_winkler(&a.text, &b.text) as f32;
     let shortest = a.text.len().min(b.text.len());
     let longest = a.text.len().max(b.text.len());
     if longest - shortest >= 3 {
@@ -149,7 +149,7 @@ fn abjad_similarity(a: &TokenFeatures, b: &TokenFeatures) -> f32 {
     if a.len() < 2 || b.len() < 2 {
         return 0.0;
     }
-    let jw = strsim::jaro_winkler(a, b) as f32;
+    let jw = super::jaro::jaro_winkler(a, b) as f32;
     if a.len().min(b.len()) >= 4 && jw >= 0.90 {
         return TOKEN_MATCH_FLOOR + 0.02;
     }
@@ -322,7 +322,7 @@ fn joined_similarity(
     if joined == whole.text {
         return Some(1.0);
     }
-    let sim = strsim::jaro_winkler(&joined, &whole.text) as f32;
+    let sim = super::jaro::jaro_winkler(&joined, &whole.text) as f32;
     (sim >= JOIN_FLOOR).then_some(sim)
 }
 
