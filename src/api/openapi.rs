@@ -756,6 +756,47 @@ mod tests {
     }
 
     #[test]
+    fn the_case_schema_has_exactly_the_fields_of_spec_2_5() {
+        let doc = document();
+        let case = &doc["components"]["schemas"]["CaseRecord"];
+        let mut properties: Vec<&String> = case["properties"]
+            .as_object()
+            .expect("CaseRecord properties")
+            .keys()
+            .collect();
+        properties.sort();
+        let mut spec = vec![
+            "_id",
+            "businessProfile",
+            "module",
+            "record",
+            "title",
+            "description",
+            "priority",
+            "status",
+            "assignedTo",
+            "assignedBy",
+            "dueDate",
+            "createdAt",
+            "updatedAt",
+            "tasks",
+            "comments",
+            "attachments",
+            "isEscalated",
+            "log",
+        ];
+        spec.sort();
+        assert_eq!(properties, spec);
+        let edd = &doc["paths"]["/api/v1/edd/requests"]["post"];
+        assert_eq!(
+            edd["responses"]["200"]["content"]["application/json"]["example"]["data"]["status"],
+            "pending"
+        );
+        let customer = &doc["paths"]["/cdd/customers"]["post"]["responses"];
+        assert!(customer["201"].is_object() && customer["409"].is_object());
+    }
+
+    #[test]
     fn the_rules_status_schema_matches_what_is_served() {
         let served = serde_json::to_value(crate::engine::rules::reload::RulesStatus::default())
             .expect("serialises");
