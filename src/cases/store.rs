@@ -687,7 +687,15 @@ pub async fn set_status(
         .bind(business_id)
         .bind(id)
         .execute(&mut *locked.tx)
-        .await?;
+        .await
+        .map_err(|error| {
+            // Another instance opened a case for the same user between the check and this write.
+            if crate::store::is_unique_violation(&error) {
+                CaseError::OpenCaseExists("opened concurrently".to_owned())
+            } else {
+                CaseError::from(error)
+            }
+        })?;
     locked
         .log(to, &format!("Status updated to {}", to.as_str()))
         .await?;
