@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+use crate::cdd::config::CddConfig;
+use crate::edd::config::EddConfig;
 use crate::engine::rules::SandboxLimits;
 use crate::screening::config::ScreeningConfig;
 
@@ -48,6 +50,10 @@ pub struct Config {
     pub sandbox: SandboxLimits,
     pub log: LogConfig,
     pub screening: ScreeningConfig,
+    /// CDD customers: the risk model.
+    pub cdd: CddConfig,
+    /// EDD requests: the pipelines.
+    pub edd: EddConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -112,6 +118,8 @@ impl Default for Config {
             sandbox: SandboxLimits::default(),
             log: LogConfig::default(),
             screening: ScreeningConfig::default(),
+            cdd: CddConfig::default(),
+            edd: EddConfig::default(),
         }
     }
 }
@@ -159,7 +167,12 @@ impl Default for LogConfig {
 const ENV_PREFIX: &str = "VIGIL_";
 
 /// Environment variables that are not config keys (read by other parts, e.g. CLI flags).
-const ENV_NOT_CONFIG: &[&str] = &["VIGIL_CONFIG", "VIGIL_KAFKA_BROKERS"];
+/// `VIGIL_TEST_DATABASE_URL` is the test suite's PostgreSQL server (`scripts/test.sh`).
+const ENV_NOT_CONFIG: &[&str] = &[
+    "VIGIL_CONFIG",
+    "VIGIL_KAFKA_BROKERS",
+    "VIGIL_TEST_DATABASE_URL",
+];
 
 /// Prefixes Kubernetes injects for a Service named `vigil` (`VIGIL_SERVICE_HOST`,
 /// `VIGIL_PORT_8080_TCP`, …); they are not Vigil settings and are ignored.
@@ -193,6 +206,13 @@ impl Config {
             }
             let path: Vec<String> = key.split("__").map(str::to_lowercase).collect();
             set_path(&mut table, &path, env_value(value));
+        }
+        // The risk model merges onto the built-in one, key by key (see `cdd::config`).
+        if let Some(user) = table.remove("cdd") {
+            let mut merged = toml::Value::try_from(CddConfig::default())
+                .map_err(|e| ConfigError::Parse(e.to_string()))?;
+            deep_merge(&mut merged, user);
+            table.insert("cdd".to_owned(), merged);
         }
         let config: Config =
             toml::Value::Table(table)
@@ -237,7 +257,14 @@ impl Config {
                 "must start with sqlite: or postgres://",
             ));
         }
-        if let Some((key, problem)) = self.screening.problems().into_iter().next() {
+        if let Some((key, problem)) = self
+            .screening
+            .problems()
+            .into_iter()
+            .chain(self.cdd.risk.problems())
+            .chain(self.edd.problems())
+            .next()
+        {
             return Err(ConfigError::Invalid { key, problem });
         }
         Ok(())
@@ -300,6 +327,23 @@ fn env_value(raw: &str) -> toml::Value {
     }
 }
 
+/// Merges `over` onto `base`: tables key by key, anything else replaced.
+fn deep_merge(base: &mut toml::Value, over: toml::Value) {
+    match (base, over) {
+        (toml::Value::Table(base), toml::Value::Table(over)) => {
+            for (key, value) in over {
+                match base.get_mut(&key) {
+                    Some(existing) => deep_merge(existing, value),
+                    None => {
+                        base.insert(key, value);
+                    }
+                }
+            }
+        }
+        (base, over) => *base = over,
+    }
+}
+
 fn set_path(table: &mut toml::Table, path: &[String], value: toml::Value) {
     let Some((last, parents)) = path.split_last() else {
         return;
@@ -353,6 +397,7 @@ mod tests {
                 ("VIGIL_ENGINE__SHARDS", "5"),
                 ("VIGIL_DATA_DIR", "/var/lib/vigil"),
                 ("VIGIL_CONFIG", "ignored"),
+                ("VIGIL_TEST_DATABASE_URL", "postgres://ignored"),
                 ("VIGIL_SERVICE_HOST", "10.0.0.1"),
                 ("VIGIL_PORT_8080_TCP_ADDR", "10.0.0.1"),
                 ("VIGIL_PORT", "tcp://10.0.0.1:8080"),
@@ -382,6 +427,48 @@ mod tests {
         let config = Config::load(Some(&path), &BTreeMap::new()).expect("example parses");
         assert!(config.screening.enabled);
         config.build().expect("example validates");
+    }
+
+    #[test]
+    fn the_example_config_carries_the_built_in_risk_model_and_pipelines() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/vigil.example.toml");
+        let config = Config::load(Some(&path), &BTreeMap::new()).expect("example parses");
+        assert_eq!(config.cdd, CddConfig::default());
+        assert_eq!(config.edd, EddConfig::default());
+    }
+
+    #[test]
+    fn workflow_settings_are_validated_and_overridable_from_the_environment() {
+        let error = Config::load(None, &env(&[("VIGIL_CDD__RISK__MEDIUM_FROM", "90")]))
+            .expect_err("medium above high");
+        assert!(
+            error.to_string().contains("cdd.risk.medium_from"),
+            "{error}"
+        );
+        let config = Config::load(None, &env(&[("VIGIL_CDD__RISK__SANCTIONS__WEIGHT", "40")]))
+            .expect("loads");
+        assert_eq!(config.cdd.risk.sanctions.weight, 40.0);
+        assert_eq!(
+            config.cdd.risk.sanctions.values.get("match"),
+            Some(&100.0),
+            "an env override of one key keeps the rest of the built-in factor"
+        );
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("vigil.toml");
+        std::fs::write(
+            &file,
+            "[[edd.pipelines]]\nslug = \"express\"\nsteps = [{ key = \"approve\", name = \"Approve\", kind = \"approval\" }]\n",
+        )
+        .expect("write");
+        let config = Config::load(Some(&file), &BTreeMap::new()).expect("loads");
+        assert_eq!(config.edd.slugs(), ["express"]);
+        std::fs::write(
+            &file,
+            "[[edd.pipelines]]\nslug = \"Bad Slug\"\nsteps = []\n",
+        )
+        .expect("write");
+        let error = Config::load(Some(&file), &BTreeMap::new()).expect_err("bad slug");
+        assert!(error.to_string().contains("edd.pipelines[0]"), "{error}");
     }
 
     #[test]

@@ -4,9 +4,18 @@
 //! shards, per-user state, Rhai rules) and [`screening`] into the sinks (the [`store`]'s
 //! group-commit writer). The [`api`] serves the spec's endpoints on top; [`server`] wires it all for
 //! `vigil serve`, [`replay`] runs the engine offline.
+//!
+//! The compliance workflows sit beside the engine on the same store: [`cases`] (opened
+//! automatically by the store writer for every decision that is not approved, and worked by
+//! analysts), [`cdd`] customers with their risk rating, [`edd`] requests through configured
+//! pipelines, and the append-only [`audit`] trail of every change to them.
 
 pub mod api;
+pub mod audit;
+pub mod cases;
+pub mod cdd;
 pub mod config;
+pub mod edd;
 pub mod engine;
 pub mod metrics;
 pub mod model;

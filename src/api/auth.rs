@@ -1,5 +1,11 @@
 //! API keys: issuing them, and checking the `apiKey`/`apiSecret` headers of every request.
 //!
+//! The EDD endpoints take the single `Authorization` header of spec part 5 instead
+//! ([`require_authorization`]). Vigil reads the spec's `<API_KEY>` there as the same key pair,
+//! `<apiKey>:<apiSecret>` — bare, after `Bearer`, or as HTTP Basic credentials (`curl -u
+//! key:secret`) — because the key alone is no secret (`vigil keys list` prints it and the store
+//! keeps it in clear); only the secret proves the caller.
+//!
 //! A key pair is random (`vk_…` key, `vs_…` secret, 128 and 256 bits); only the SHA-256 digest of
 //! the secret is stored, and it is compared in constant time. Keys are cached in memory
 //! (refreshed from the store every [`REFRESH`]); a key the cache does not know is looked up in the
@@ -183,6 +189,60 @@ fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
         .filter(|v| !v.is_empty())
 }
 
+/// The key pair in an `Authorization` value: `<key>:<secret>`, `Bearer <key>:<secret>` or
+/// `Basic base64(<key>:<secret>)`.
+pub fn parse_authorization(value: &str) -> Option<(String, String)> {
+    use base64::Engine;
+    let value = value.trim();
+    let pair = match value.split_once(' ') {
+        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("basic") => {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(rest.trim())
+                .ok()?;
+            String::from_utf8(bytes).ok()?
+        }
+        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("bearer") => rest.trim().to_owned(),
+        Some(_) => return None,
+        None => value.to_owned(),
+    };
+    let (key, secret) = pair.split_once(':')?;
+    let (key, secret) = (key.trim(), secret.trim());
+    (!key.is_empty() && !secret.is_empty()).then(|| (key.to_owned(), secret.to_owned()))
+}
+
+/// Middleware for the EDD endpoints: demands the key pair in the `Authorization` header (or,
+/// as a convenience, the `apiKey`/`apiSecret` pair the other endpoints use).
+pub async fn require_authorization(
+    State(keys): State<Arc<KeyCache>>,
+    mut request: Request,
+    next: Next,
+) -> Result<Response, ApiError> {
+    let headers = request.headers();
+    let pair = match header(headers, "authorization") {
+        Some(value) => parse_authorization(value),
+        None => match (header(headers, "apikey"), header(headers, "apisecret")) {
+            (Some(key), Some(secret)) => Some((key.to_owned(), secret.to_owned())),
+            _ => None,
+        },
+    };
+    let unauthorized = || {
+        ApiError::field(
+            axum::http::StatusCode::UNAUTHORIZED,
+            "missing or invalid Authorization header",
+            "Authorization",
+            "expected <apiKey>:<apiSecret> (bare, after Bearer, or as Basic credentials)",
+        )
+    };
+    let Some((api_key, api_secret)) = pair else {
+        return Err(unauthorized());
+    };
+    let Some(tenant) = keys.verify(&api_key, &api_secret).await? else {
+        return Err(unauthorized());
+    };
+    request.extensions_mut().insert(tenant);
+    Ok(next.run(request).await)
+}
+
 /// Middleware: demands a valid `apiKey` + `apiSecret` pair and records the tenant.
 pub async fn require_key(
     State(keys): State<Arc<KeyCache>>,
@@ -200,4 +260,28 @@ pub async fn require_key(
     };
     request.extensions_mut().insert(tenant);
     Ok(next.run(request).await)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_authorization_header_takes_the_pair_bare_as_bearer_or_as_basic() {
+        let pair = Some(("vk_1".to_owned(), "vs_2".to_owned()));
+        assert_eq!(parse_authorization("vk_1:vs_2"), pair);
+        assert_eq!(parse_authorization("Bearer vk_1:vs_2"), pair);
+        assert_eq!(parse_authorization("bearer  vk_1:vs_2 "), pair);
+        // base64("vk_1:vs_2")
+        assert_eq!(parse_authorization("Basic dmtfMTp2c18y"), pair);
+        assert_eq!(
+            parse_authorization("vk_1"),
+            None,
+            "the key alone is not enough"
+        );
+        assert_eq!(parse_authorization("Bearer vk_1"), None);
+        assert_eq!(parse_authorization("Digest vk_1:vs_2"), None);
+        assert_eq!(parse_authorization("Basic !!!"), None);
+        assert_eq!(parse_authorization(":vs_2"), None);
+    }
 }

@@ -4,12 +4,16 @@
 //! `/healthz`, `/readyz`, `/metrics` and `/openapi.json` are open for probes and scrapers. Each
 //! route records its latency and status class with metric handles resolved when the router is
 //! built. Handlers for transactions live in `sources::http`; lists and devices in [`lists`];
-//! operator endpoints in [`admin`].
+//! operator endpoints in [`admin`]; cases, CDD customers, EDD requests and the audit trail in
+//! their own modules (`crate::cases::api`, `crate::cdd::api`, `crate::edd::api`,
+//! `crate::audit::api`). The EDD routes take the single `Authorization` header of spec part 5
+//! ([`auth::require_authorization`]) and add `success: false` to their error bodies.
 
 pub mod admin;
 pub mod auth;
 pub mod error;
 pub mod extract;
+pub mod fields;
 pub mod lists;
 pub mod openapi;
 pub mod screening;
@@ -21,10 +25,13 @@ use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::StatusCode;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post, MethodRouter};
+use axum::routing::{get, patch, post, MethodRouter};
 use axum::{Json, Router};
 
+use crate::cases::api as cases;
+use crate::cdd::api as cdd;
 use crate::config::Settings;
+use crate::edd::api as edd;
 use crate::engine::rules::reload::RulesManager;
 use crate::engine::Engine;
 use crate::metrics::Metrics;
@@ -127,6 +134,59 @@ pub fn router(state: AppState) -> Router {
             "/api/v1/admin/lists/reload".to_owned(),
             post(screening::reload_lists),
         ),
+        (
+            "/case-management/case/{id}".to_owned(),
+            get(cases::fetch_unversioned),
+        ),
+        (
+            "/api/v1/case-management/case/{id}".to_owned(),
+            get(cases::fetch),
+        ),
+        (
+            "/api/v1/case-management/cases".to_owned(),
+            get(cases::list).post(cases::create),
+        ),
+        (
+            "/api/v1/case-management/case/{id}/status".to_owned(),
+            patch(cases::set_status),
+        ),
+        (
+            "/api/v1/case-management/case/{id}/escalate".to_owned(),
+            post(cases::escalate),
+        ),
+        (
+            "/api/v1/case-management/case/{id}/assign".to_owned(),
+            post(cases::assign),
+        ),
+        (
+            "/api/v1/case-management/case/{id}/comments".to_owned(),
+            post(cases::comment),
+        ),
+        (
+            "/api/v1/case-management/case/{id}/tasks".to_owned(),
+            post(cases::add_task),
+        ),
+        (
+            "/api/v1/case-management/case/{id}/tasks/{taskId}/complete".to_owned(),
+            post(cases::complete_task),
+        ),
+        (
+            "/api/v1/case-management/analysts".to_owned(),
+            get(cases::list_analysts).post(cases::create_analyst),
+        ),
+        (
+            "/api/v1/case-management/analysts/{id}".to_owned(),
+            patch(cases::update_analyst),
+        ),
+        ("/cdd/customers".to_owned(), post(cdd::create)),
+        (
+            "/cdd/customers/{uniqueId}".to_owned(),
+            get(cdd::fetch).patch(cdd::update),
+        ),
+        (
+            "/api/v1/audit/{entityType}/{entityId}".to_owned(),
+            get(crate::audit::api::fetch),
+        ),
     ];
     for (path, handler) in routes {
         authed = authed.route(&path, observed(&m, &path, handler));
@@ -135,6 +195,26 @@ pub fn router(state: AppState) -> Router {
         state.keys.clone(),
         auth::require_key,
     ));
+
+    // EDD (spec part 5): the single Authorization header; error bodies carry success: false.
+    let mut edd_routes = Router::new();
+    let edd_list: Vec<(&str, MethodRouter<AppState>)> = vec![
+        ("/api/v1/edd/requests", post(edd::create).get(edd::list)),
+        ("/api/v1/edd/requests/{requestId}", get(edd::fetch)),
+        (
+            "/api/v1/edd/requests/{requestId}/steps/{stepKey}",
+            post(edd::act),
+        ),
+    ];
+    for (path, handler) in edd_list {
+        edd_routes = edd_routes.route(path, observed(&m, path, handler));
+    }
+    let edd_routes = edd_routes
+        .route_layer(middleware::from_fn_with_state(
+            state.keys.clone(),
+            auth::require_authorization,
+        ))
+        .route_layer(middleware::from_fn(edd::success_flag));
 
     let mut open = Router::new();
     if state.settings.config.http.bare_endpoint {
@@ -145,6 +225,7 @@ pub fn router(state: AppState) -> Router {
         .route("/metrics", get(metrics))
         .route("/openapi.json", get(openapi::serve))
         .merge(authed)
+        .merge(edd_routes)
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(
             state.settings.config.http.max_body_bytes,

@@ -21,6 +21,8 @@ use crate::store::{ListEntry, ProcessingMode};
 pub const API_KEY_SCHEME: &str = "apiKey";
 /// Name of the security scheme for the `apiSecret` header.
 pub const API_SECRET_SCHEME: &str = "apiSecret";
+/// Name of the security scheme for the EDD endpoints' `Authorization` header.
+pub const AUTHORIZATION_SCHEME: &str = "authorization";
 
 const DESCRIPTION: &str = "\
 Vigil is an open transaction-monitoring and AML compliance engine. It implements the \
@@ -40,9 +42,20 @@ maximum (`http.max_body_bytes`, 1 MiB by default); 415 a request body without an
 problem listed by field path; 503 a store or engine that is unavailable (retry later, with the \
 same reference for transactions).
 
+The EDD endpoints (`/api/v1/edd/…`) take the single `Authorization` header of spec §5 \
+instead, carrying `<apiKey>:<apiSecret>` (bare, after `Bearer`, or as HTTP Basic credentials); \
+their bodies, errors included, carry `success` as §2.9 does.
+
+**Compliance workflows.** Cases (§2.5, §4.2) open automatically for every decision that is not \
+approved, and analysts work them through the case-management endpoints; CDD customers (§2.6, \
+§4.4) are screened and risk-rated on creation and on every update; EDD requests (§2.9, §4.5) \
+move through configured pipelines. Every change to them is kept in an append-only audit trail \
+(`GET /api/v1/audit/{entityType}/{entityId}`), and records are never deleted.
+
 **Beyond the spec.** The blacklist list endpoints, the account and device blacklists, \
-`GET /api/v1/transaction-monitoring/{transactionId}`, the tenant settings and the rule \
-administration endpoints are Vigil additions.";
+`GET /api/v1/transaction-monitoring/{transactionId}`, the tenant settings, the rule \
+administration endpoints, case listing, creation and updates, the analyst directory, CDD \
+updates, EDD reads and step moves, and the audit trail are Vigil additions.";
 
 /// The generated document's root.
 #[derive(OpenApi)]
@@ -78,6 +91,27 @@ administration endpoints are Vigil additions.";
         super::screening::pep_instant,
         super::screening::lists_status,
         super::screening::reload_lists,
+        crate::cases::api::fetch,
+        crate::cases::api::fetch_unversioned,
+        crate::cases::api::list,
+        crate::cases::api::create,
+        crate::cases::api::set_status,
+        crate::cases::api::escalate,
+        crate::cases::api::assign,
+        crate::cases::api::comment,
+        crate::cases::api::add_task,
+        crate::cases::api::complete_task,
+        crate::cases::api::create_analyst,
+        crate::cases::api::list_analysts,
+        crate::cases::api::update_analyst,
+        crate::cdd::api::create,
+        crate::cdd::api::fetch,
+        crate::cdd::api::update,
+        crate::edd::api::create,
+        crate::edd::api::fetch,
+        crate::edd::api::list,
+        crate::edd::api::act,
+        crate::audit::api::fetch,
         super::healthz,
         super::readyz,
         super::metrics,
@@ -92,6 +126,10 @@ administration endpoints are Vigil additions.";
         (name = "screening", description = "Sanctions and PEP screening (spec §4.3) and list status."),
         (name = "settings", description = "The calling tenant's settings (Vigil addition)."),
         (name = "admin", description = "Rule pack administration; admin keys only (Vigil addition)."),
+        (name = "case-management", description = "Cases (spec §2.5, §4.2): fetch; list, create, status, escalate, assign, comments, tasks and the analyst directory are Vigil additions."),
+        (name = "cdd", description = "CDD customers (spec §2.6, §4.4) with risk rating and verifications."),
+        (name = "edd", description = "EDD requests (spec §2.9, §4.5) through configured pipelines; `Authorization` header."),
+        (name = "audit", description = "The append-only audit trail of cases, CDD customers, EDD requests and analysts (Vigil addition)."),
         (name = "operations", description = "Probes, metrics and this document; no credentials needed."),
     ),
 )]
@@ -116,6 +154,15 @@ impl Modify for SecuritySchemes {
             SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
                 "apiSecret",
                 "The secret (`vs_…`) issued with the key. Sent together with `apiKey`.",
+            ))),
+        );
+        components.add_security_scheme(
+            AUTHORIZATION_SCHEME,
+            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
+                "Authorization",
+                "The EDD endpoints' single header (spec §5): `<apiKey>:<apiSecret>`, bare or \
+                 after `Bearer`, or HTTP Basic credentials (`Basic base64(apiKey:apiSecret)`). \
+                 The key alone is refused: it is not a secret.",
             ))),
         );
     }
@@ -168,6 +215,35 @@ pub enum AuthErrors {
         example = json!({"message": "internal error", "errors": []})
     )]
     Internal(ErrorBody<'static>),
+}
+
+/// The EDD endpoints' authentication and internal errors (bodies carry `success: false`).
+#[derive(IntoResponses)]
+pub enum EddAuthErrors {
+    /// The `Authorization` header is missing, malformed, or names no valid key pair.
+    #[response(
+        status = 401,
+        example = json!({"success": false, "message": "missing or invalid Authorization header",
+            "errors": [{"field": "Authorization", "problem": "expected <apiKey>:<apiSecret> (bare, after Bearer, or as Basic credentials)"}]})
+    )]
+    Unauthorized(ErrorBody<'static>),
+    /// An unexpected failure inside Vigil; the body stays generic.
+    #[response(
+        status = 500,
+        example = json!({"success": false, "message": "internal error", "errors": []})
+    )]
+    Internal(ErrorBody<'static>),
+}
+
+/// The store did not answer.
+#[derive(IntoResponses)]
+pub enum Unavailable {
+    /// The store is unavailable; retry later.
+    #[response(
+        status = 503,
+        example = json!({"message": "storage is unavailable, retry later", "errors": []})
+    )]
+    Unavailable(ErrorBody<'static>),
 }
 
 /// Errors of every route that reads a JSON request body, besides its own 422.
@@ -443,6 +519,30 @@ mod tests {
         ("/api/v1/aml/pep/instant", "post"),
         ("/api/v1/aml/lists", "get"),
         ("/api/v1/admin/lists/reload", "post"),
+        ("/case-management/case/{id}", "get"),
+        ("/api/v1/case-management/case/{id}", "get"),
+        ("/api/v1/case-management/cases", "get"),
+        ("/api/v1/case-management/cases", "post"),
+        ("/api/v1/case-management/case/{id}/status", "patch"),
+        ("/api/v1/case-management/case/{id}/escalate", "post"),
+        ("/api/v1/case-management/case/{id}/assign", "post"),
+        ("/api/v1/case-management/case/{id}/comments", "post"),
+        ("/api/v1/case-management/case/{id}/tasks", "post"),
+        (
+            "/api/v1/case-management/case/{id}/tasks/{taskId}/complete",
+            "post",
+        ),
+        ("/api/v1/case-management/analysts", "get"),
+        ("/api/v1/case-management/analysts", "post"),
+        ("/api/v1/case-management/analysts/{id}", "patch"),
+        ("/cdd/customers", "post"),
+        ("/cdd/customers/{uniqueId}", "get"),
+        ("/cdd/customers/{uniqueId}", "patch"),
+        ("/api/v1/edd/requests", "post"),
+        ("/api/v1/edd/requests", "get"),
+        ("/api/v1/edd/requests/{requestId}", "get"),
+        ("/api/v1/edd/requests/{requestId}/steps/{stepKey}", "post"),
+        ("/api/v1/audit/{entityType}/{entityId}", "get"),
         ("/healthz", "get"),
         ("/readyz", "get"),
         ("/metrics", "get"),
@@ -450,6 +550,10 @@ mod tests {
     ];
 
     const OPEN: &[&str] = &["/healthz", "/readyz", "/metrics", "/openapi.json"];
+
+    fn is_edd(path: &str) -> bool {
+        path.starts_with("/api/v1/edd/")
+    }
 
     fn document() -> serde_json::Value {
         serde_json::from_str(document_json()).expect("the document is JSON")
@@ -474,9 +578,10 @@ mod tests {
                 .get(*path)
                 .unwrap_or_else(|| panic!("{path} is not documented"))[*method];
             assert!(operation.is_object(), "{method} {path} is not documented");
+            let created = operation["responses"]["201"].is_object();
             assert!(
-                operation["responses"]["200"].is_object(),
-                "{method} {path} has no 200 response"
+                operation["responses"]["200"].is_object() || created,
+                "{method} {path} has no 200 (or 201) response"
             );
         }
         let documented: usize = paths
@@ -490,7 +595,11 @@ mod tests {
     fn authenticated_routes_need_both_headers_and_probes_none() {
         let doc = document();
         let schemes = &doc["components"]["securitySchemes"];
-        for (scheme, header) in [(API_KEY_SCHEME, "apiKey"), (API_SECRET_SCHEME, "apiSecret")] {
+        for (scheme, header) in [
+            (API_KEY_SCHEME, "apiKey"),
+            (API_SECRET_SCHEME, "apiSecret"),
+            (AUTHORIZATION_SCHEME, "Authorization"),
+        ] {
             assert_eq!(schemes[scheme]["type"], "apiKey", "{scheme}");
             assert_eq!(schemes[scheme]["in"], "header", "{scheme}");
             assert_eq!(schemes[scheme]["name"], header, "{scheme}");
@@ -504,12 +613,19 @@ mod tests {
             let security = operation["security"].as_array().expect("security");
             assert_eq!(security.len(), 1, "{method} {path}: one requirement");
             let requirement = security[0].as_object().expect("requirement");
-            assert!(
-                requirement.contains_key(API_KEY_SCHEME)
-                    && requirement.contains_key(API_SECRET_SCHEME)
-                    && requirement.len() == 2,
-                "{method} {path}: {requirement:?}"
-            );
+            if is_edd(path) {
+                assert!(
+                    requirement.contains_key(AUTHORIZATION_SCHEME) && requirement.len() == 1,
+                    "{method} {path}: {requirement:?}"
+                );
+            } else {
+                assert!(
+                    requirement.contains_key(API_KEY_SCHEME)
+                        && requirement.contains_key(API_SECRET_SCHEME)
+                        && requirement.len() == 2,
+                    "{method} {path}: {requirement:?}"
+                );
+            }
             let responses = &operation["responses"];
             for status in ["401", "500", "503"] {
                 assert!(
@@ -637,6 +753,47 @@ mod tests {
             schemas["ApiError"]["required"],
             serde_json::json!(["message", "errors"])
         );
+    }
+
+    #[test]
+    fn the_case_schema_has_exactly_the_fields_of_spec_2_5() {
+        let doc = document();
+        let case = &doc["components"]["schemas"]["CaseRecord"];
+        let mut properties: Vec<&String> = case["properties"]
+            .as_object()
+            .expect("CaseRecord properties")
+            .keys()
+            .collect();
+        properties.sort();
+        let mut spec = vec![
+            "_id",
+            "businessProfile",
+            "module",
+            "record",
+            "title",
+            "description",
+            "priority",
+            "status",
+            "assignedTo",
+            "assignedBy",
+            "dueDate",
+            "createdAt",
+            "updatedAt",
+            "tasks",
+            "comments",
+            "attachments",
+            "isEscalated",
+            "log",
+        ];
+        spec.sort();
+        assert_eq!(properties, spec);
+        let edd = &doc["paths"]["/api/v1/edd/requests"]["post"];
+        assert_eq!(
+            edd["responses"]["200"]["content"]["application/json"]["example"]["data"]["status"],
+            "pending"
+        );
+        let customer = &doc["paths"]["/cdd/customers"]["post"]["responses"];
+        assert!(customer["201"].is_object() && customer["409"].is_object());
     }
 
     #[test]

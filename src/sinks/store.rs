@@ -9,6 +9,10 @@
 //!
 //! Jobs from one shard arrive in order, so a resubmitted reference (the shard answers "duplicate")
 //! is looked up only after the batch holding the original has committed.
+//!
+//! Cases: every decision in the batch that is stored for the first time and is not approved
+//! becomes an alert, and `cases::auto::open_or_append` opens or extends its case inside the same
+//! database transaction — a decision is never answered before its case exists.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -16,6 +20,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use tokio::sync::{mpsc, oneshot};
 
+use crate::cases::auto::{open_or_append, Alert};
 use crate::engine::{DecisionSink, Intake, Outcome, Reply, ShardOutput, SinkError};
 use crate::metrics::Metrics;
 use crate::model::{Decision, Transaction};
@@ -169,6 +174,7 @@ async fn write_batch(
     let mut pending_ids = pending_ids.iter();
     let mut rows = Vec::with_capacity(batch.len());
     let mut completions = Vec::new();
+    let mut alerts = Vec::new();
     for (job, json) in batch.iter().zip(&encoded.decisions) {
         match job {
             WriteJob::Pending {
@@ -188,6 +194,9 @@ async fn write_batch(
                     decided_at_ms: encoded.decided_at_ms,
                 };
                 let id = decision.transaction_id.as_str();
+                if let Some(alert) = Alert::from_decision(output.tenant, &output.tx, decision) {
+                    alerts.push(alert);
+                }
                 if output.intake == Intake::Async {
                     completions.push((id, columns));
                 } else {
@@ -208,8 +217,12 @@ async fn write_batch(
     for chunk in rows.chunks(MAX_ROWS_PER_STATEMENT) {
         inserted.extend(Store::insert_transactions(&mut tx, chunk).await?);
     }
+    // Decisions stored for the first time here: new instant rows and completed pending ones.
+    let mut fresh: std::collections::HashSet<&str> = inserted.iter().map(String::as_str).collect();
     for (id, columns) in &completions {
-        Store::complete_transaction(&mut tx, id, columns).await?;
+        if Store::complete_transaction(&mut tx, id, columns).await? {
+            fresh.insert(id);
+        }
     }
     // An instant decision whose reference was already stored as pending (an asynchronous
     // submission of the same reference not yet evaluated) completes that row.
@@ -218,8 +231,14 @@ async fn write_batch(
         .filter(|r| !inserted.iter().any(|id| id == r.transaction_id))
     {
         if let Some(columns) = &row.decision {
-            Store::complete_transaction(&mut tx, row.transaction_id, columns).await?;
+            if Store::complete_transaction(&mut tx, row.transaction_id, columns).await? {
+                fresh.insert(row.transaction_id);
+            }
         }
+    }
+    alerts.retain(|alert| fresh.contains(alert.transaction_id.as_str()));
+    if !alerts.is_empty() {
+        open_or_append(&mut tx, &alerts, encoded.decided_at_ms).await?;
     }
     tx.commit().await?;
     Ok(inserted)

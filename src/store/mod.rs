@@ -5,6 +5,13 @@
 //! devices. SQL is written once with `$n` placeholders, which both backends accept. SQLite runs in
 //! WAL mode with `synchronous=FULL`: a commit is on disk before it returns. Transactions reach the
 //! store through the group-commit writer in `sinks::store`; everything else writes directly.
+//!
+//! The compliance workflows (`cases`, `cdd`, `edd`, `audit`) keep their SQL in their own modules
+//! and share this pool, the helpers below ([`new_id`], [`iso_time`]) and [`page`] for cursor
+//! pagination. Their migrations (`0002_workflows.sql`) refuse deletes on every workflow table and
+//! updates on the append-only ones, in both backends.
+
+pub mod page;
 
 use std::path::Path;
 use std::str::FromStr;
@@ -164,6 +171,23 @@ pub struct Store {
 
 pub fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
+}
+
+/// A new record id: a UUID v7 (time-ordered), as text.
+pub fn new_id() -> String {
+    uuid::Uuid::now_v7().to_string()
+}
+
+/// Milliseconds since the epoch as an RFC 3339 UTC time with milliseconds (`…T10:15:30.123Z`).
+pub fn iso_time(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .unwrap_or_default()
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// Whether a database error is a unique-constraint violation (both backends).
+pub fn is_unique_violation(error: &sqlx::Error) -> bool {
+    matches!(error, sqlx::Error::Database(db) if db.is_unique_violation())
 }
 
 fn sqlite_file(url: &str) -> Option<&str> {
@@ -532,13 +556,13 @@ impl Store {
         Ok(inserted.into_iter().map(|row| row.get(0)).collect())
     }
 
-    /// Completes a pending transaction with its decision.
+    /// Completes a pending transaction with its decision; true if it was pending.
     pub async fn complete_transaction(
         conn: &mut sqlx::AnyConnection,
         transaction_id: &str,
         decision: &DecisionColumns<'_>,
-    ) -> Result<(), StoreError> {
-        sqlx::query(
+    ) -> Result<bool, StoreError> {
+        let done = sqlx::query(
             "UPDATE transactions SET status = 'decided', action = $1, risk_score = $2, \
              decision = $3, decided_at_ms = $4 WHERE transaction_id = $5 AND status = 'pending'",
         )
@@ -549,7 +573,7 @@ impl Store {
         .bind(transaction_id)
         .execute(&mut *conn)
         .await?;
-        Ok(())
+        Ok(done.rows_affected() > 0)
     }
 
     const TX_COLUMNS: &'static str =

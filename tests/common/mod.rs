@@ -1,5 +1,11 @@
 //! Shared helpers for the integration tests: a real `vigil serve` on a free loopback port over a
-//! temporary SQLite store, a small rule pack the tests control, and an authenticated client.
+//! temporary SQLite store or a fresh PostgreSQL database, a small rule pack the tests control,
+//! and an authenticated client.
+//!
+//! PostgreSQL: `VIGIL_TEST_DATABASE_URL` names a server and a database the tests may connect to
+//! and create databases from (`scripts/test.sh` starts one on loopback and sets it). Each test
+//! gets its own database, created for it and dropped afterwards, so tests are independent and
+//! run in parallel. A PostgreSQL test without the variable fails; it never skips.
 
 #![allow(dead_code)]
 
@@ -57,6 +63,118 @@ pub struct Harness {
     pub running: Option<Running>,
     pub base: String,
     pub client: reqwest::Client,
+    /// The database the service runs on.
+    pub database: String,
+    /// The PostgreSQL database made for this test, if any (dropped with the harness).
+    pub pg: Option<TestDatabase>,
+}
+
+/// Which database a test runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+pub const TEST_DATABASE_ENV: &str = "VIGIL_TEST_DATABASE_URL";
+
+/// A PostgreSQL database created for one test; dropped (with its connections) on drop.
+pub struct TestDatabase {
+    pub url: String,
+    admin: String,
+    name: String,
+}
+
+impl TestDatabase {
+    /// Creates a uniquely named database on the server of `VIGIL_TEST_DATABASE_URL`.
+    pub async fn create() -> TestDatabase {
+        let admin = std::env::var(TEST_DATABASE_ENV).unwrap_or_else(|_| {
+            panic!(
+                "{TEST_DATABASE_ENV} is not set: this test needs PostgreSQL. Run scripts/test.sh \
+                 (it starts a server on loopback), or set {TEST_DATABASE_ENV}=postgres://user@host:port/db"
+            )
+        });
+        sqlx::any::install_default_drivers();
+        let name = format!("vigil_t_{}", uuid::Uuid::new_v4().simple());
+        let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(&admin)
+            .await
+            .unwrap_or_else(|e| panic!("cannot connect to {TEST_DATABASE_ENV} ({admin}): {e}"));
+        sqlx::query(&format!("CREATE DATABASE {name}"))
+            .execute(&mut conn)
+            .await
+            .expect("create the test database");
+        let _ = sqlx::Connection::close(conn).await;
+        let mut url = url::Url::parse(&admin).expect("VIGIL_TEST_DATABASE_URL is a URL");
+        url.set_path(&name);
+        TestDatabase {
+            url: url.to_string(),
+            admin,
+            name,
+        }
+    }
+}
+
+impl Drop for TestDatabase {
+    fn drop(&mut self) {
+        let (admin, name) = (self.admin.clone(), self.name.clone());
+        // A runtime of its own: drop may run inside (or after) the test's runtime.
+        let _ = std::thread::spawn(move || {
+            let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            runtime.block_on(async move {
+                if let Ok(mut conn) =
+                    <sqlx::AnyConnection as sqlx::Connection>::connect(&admin).await
+                {
+                    let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+                        .execute(&mut conn)
+                        .await;
+                }
+            });
+        })
+        .join();
+    }
+}
+
+/// A database URL for `backend`: a SQLite file in `dir`, or a fresh PostgreSQL database.
+pub async fn database_for(backend: Backend, dir: &Path) -> (String, Option<TestDatabase>) {
+    match backend {
+        Backend::Sqlite => (
+            format!("sqlite://{}?mode=rwc", dir.join("data/vigil.db").display()),
+            None,
+        ),
+        Backend::Postgres => {
+            let db = TestDatabase::create().await;
+            (db.url.clone(), Some(db))
+        }
+    }
+}
+
+/// Runs each named `async fn name(backend: Backend)` as two tests, `sqlite::name` and
+/// `postgres::name`.
+#[macro_export]
+macro_rules! on_both_backends {
+    ($($name:ident),+ $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name($crate::common::Backend::Sqlite).await;
+                }
+            )+
+        }
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name($crate::common::Backend::Postgres).await;
+                }
+            )+
+        }
+    };
 }
 
 pub fn write_test_pack(dir: &Path) {
@@ -132,8 +250,28 @@ impl Harness {
         Harness::start_with(dir, config).await
     }
 
+    /// Starts a service with the test rule pack on `backend`.
+    pub async fn start_on(backend: Backend) -> Harness {
+        let dir = tempfile::tempdir().expect("tempdir");
+        write_test_pack(&dir.path().join("rules"));
+        let mut config = config_for(
+            dir.path(),
+            &dir.path().join("rules"),
+            &dir.path().join("no-fixtures"),
+        );
+        let (url, pg) = database_for(backend, dir.path()).await;
+        if pg.is_some() {
+            config.database_url = url;
+            config.store.pool_size = 4;
+        }
+        let mut harness = Harness::start_with(dir, config).await;
+        harness.pg = pg;
+        harness
+    }
+
     pub async fn start_with(dir: tempfile::TempDir, config: Config) -> Harness {
         let settings = config.build().expect("settings");
+        let database = settings.database_url.clone();
         let running = vigil::server::start(settings)
             .await
             .expect("service starts");
@@ -143,6 +281,8 @@ impl Harness {
             running: Some(running),
             base,
             client: reqwest::Client::new(),
+            database,
+            pg: None,
         }
     }
 
@@ -151,10 +291,7 @@ impl Harness {
     }
 
     pub fn database_url(&self) -> String {
-        format!(
-            "sqlite://{}?mode=rwc",
-            self.dir.path().join("data/vigil.db").display()
-        )
+        self.database.clone()
     }
 
     /// Issues a key through the store, as `vigil keys create` does (a second connection).
@@ -174,14 +311,18 @@ impl Harness {
         }
     }
 
-    /// Restarts on the same data directory.
+    /// Restarts on the same data directory and database.
     pub async fn restart(&mut self) {
         self.stop().await;
-        let config = config_for(
+        let mut config = config_for(
             self.dir.path(),
             &self.dir.path().join("rules"),
             &self.dir.path().join("no-fixtures"),
         );
+        if self.pg.is_some() {
+            config.database_url = self.database.clone();
+            config.store.pool_size = 4;
+        }
         let settings = config.build().expect("settings");
         let running = vigil::server::start(settings)
             .await
@@ -230,6 +371,54 @@ impl Harness {
 
     pub async fn delete(&self, key: &(String, String), path: &str) -> (u16, Value) {
         self.send(key, reqwest::Method::DELETE, path, None).await
+    }
+
+    pub async fn patch(&self, key: &(String, String), path: &str, body: &Value) -> (u16, Value) {
+        self.send(key, reqwest::Method::PATCH, path, Some(body))
+            .await
+    }
+
+    /// Sends a request with a raw `Authorization` header (the EDD endpoints).
+    pub async fn send_authorized(
+        &self,
+        authorization: Option<&str>,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> (u16, Value) {
+        let mut request = self.client.request(method, self.url(path));
+        if let Some(value) = authorization {
+            request = request.header("Authorization", value);
+        }
+        if let Some(body) = body {
+            request = request.json(body);
+        }
+        let response = request.send().await.expect("request");
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+
+    /// Adds an analyst to `key`'s business; answers their `_id`.
+    pub async fn analyst(&self, key: &(String, String), first: &str, last: &str) -> String {
+        let (status, body) = self
+            .post(
+                key,
+                "/api/v1/case-management/analysts",
+                &json!({"firstName": first, "lastName": last,
+                    "email": format!("{}.{}@acme-bank.ng", first.to_lowercase(), last.to_lowercase())}),
+            )
+            .await;
+        assert_eq!(status, 201, "{body}");
+        body["data"]["_id"].as_str().expect("analyst id").to_owned()
+    }
+
+    /// The business's cases (first page, newest first).
+    pub async fn cases(&self, key: &(String, String), query: &str) -> Vec<Value> {
+        let (status, body) = self
+            .get(key, &format!("/api/v1/case-management/cases{query}"))
+            .await;
+        assert_eq!(status, 200, "{body}");
+        body["data"].as_array().cloned().unwrap_or_default()
     }
 
     pub async fn instant(&self, key: &(String, String), tx: &Value) -> (u16, Value) {

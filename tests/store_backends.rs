@@ -1,0 +1,239 @@
+//! The storage layer on both databases: the engine-core tables (businesses, keys, transactions
+//! with decisions, lists, devices) round-trip on SQLite and PostgreSQL, and the workflow tables
+//! refuse deletes while the audit trail refuses any change.
+
+mod common;
+
+use common::{database_for, Backend};
+use vigil::engine::ListKind;
+use vigil::store::{DecisionColumns, DeviceRecord, ProcessingMode, Store, TransactionRow};
+
+on_both_backends!(
+    the_engine_core_store_round_trips,
+    records_are_never_deleted_and_the_audit_trail_is_append_only,
+);
+
+async fn connect(backend: Backend) -> (Store, tempfile::TempDir, Option<common::TestDatabase>) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (url, pg) = database_for(backend, dir.path()).await;
+    let store = Store::connect(&url, 2)
+        .await
+        .expect("connects and migrates");
+    (store, dir, pg)
+}
+
+fn row<'a>(
+    id: &'a str,
+    reference: &'a str,
+    decision: Option<DecisionColumns<'a>>,
+    business: i64,
+) -> TransactionRow<'a> {
+    TransactionRow {
+        business_id: business,
+        transaction_id: id,
+        reference,
+        user_id: "u-1",
+        intake: if decision.is_some() {
+            "instant"
+        } else {
+            "async"
+        },
+        event_time_ms: 1_772_445_600_000,
+        received_at_ms: vigil::store::now_ms(),
+        payload: "{\"transactionData\":{}}",
+        decision,
+    }
+}
+
+async fn the_engine_core_store_round_trips(backend: Backend) {
+    let (store, _dir, _pg) = connect(backend).await;
+    store.ping().await.expect("ping");
+    let acme = store.ensure_business("acme").await.expect("business");
+    assert_eq!(
+        store.ensure_business("acme").await.expect("again").id,
+        acme.id
+    );
+    store
+        .set_processing_mode(acme.id, ProcessingMode::ReportingOnly)
+        .await
+        .expect("mode");
+    let acme = store
+        .business_by_name("acme")
+        .await
+        .expect("read")
+        .expect("exists");
+    assert_eq!(acme.mode, ProcessingMode::ReportingOnly);
+
+    store
+        .insert_key(acme.id, "vk_1", "digest", "client")
+        .await
+        .expect("key");
+    let key = store.find_key("vk_1").await.expect("find").expect("exists");
+    assert_eq!(key.business.name, "acme");
+    assert!(!key.revoked);
+    assert!(store.revoke_key("vk_1").await.expect("revoke"));
+    assert!(!store.revoke_key("vk_1").await.expect("revoke again"));
+    assert!(
+        store
+            .find_key("vk_1")
+            .await
+            .expect("find")
+            .expect("exists")
+            .revoked
+    );
+
+    let decision = DecisionColumns {
+        action: "review",
+        risk_score: 0.6,
+        json: "{\"transactionId\":\"t-1\"}",
+        decided_at_ms: vigil::store::now_ms(),
+    };
+    let mut conn = store.pool().acquire().await.expect("conn");
+    let inserted = Store::insert_transactions(
+        &mut conn,
+        &[
+            row("t-1", "r-1", Some(decision.clone()), acme.id),
+            row("t-2", "r-2", None, acme.id),
+        ],
+    )
+    .await
+    .expect("insert");
+    assert_eq!(inserted.len(), 2);
+    let again = Store::insert_transactions(
+        &mut conn,
+        &[row("t-1", "r-1", Some(decision.clone()), acme.id)],
+    )
+    .await
+    .expect("insert again");
+    assert!(
+        again.is_empty(),
+        "a known transaction is not inserted twice"
+    );
+    assert_eq!(store.pending().await.expect("pending").len(), 1);
+    assert!(Store::complete_transaction(&mut conn, "t-2", &decision)
+        .await
+        .expect("complete"));
+    assert!(!Store::complete_transaction(&mut conn, "t-2", &decision)
+        .await
+        .expect("complete again"));
+    drop(conn);
+    assert!(store.pending().await.expect("pending").is_empty());
+    let stored = store
+        .transaction_by_reference(acme.id, "r-1")
+        .await
+        .expect("read")
+        .expect("stored");
+    assert_eq!(stored.transaction_id, "t-1");
+    assert_eq!(stored.status, "decided");
+    assert_eq!(stored.decision.as_deref(), Some(decision.json));
+    assert!(store
+        .transaction(acme.id + 1, "t-1")
+        .await
+        .expect("read")
+        .is_none());
+    assert_eq!(store.decided_since(0).await.expect("since").len(), 2);
+    let profiles = store
+        .user_profiles_before(vigil::store::now_ms() + 1_000)
+        .await
+        .expect("profiles");
+    assert_eq!(profiles.len(), 1);
+    assert_eq!(profiles[0].4, 2);
+
+    assert!(store
+        .add_list_entry(acme.id, ListKind::User, "bad", "vk")
+        .await
+        .expect("add"));
+    assert!(!store
+        .add_list_entry(acme.id, ListKind::User, "bad", "vk")
+        .await
+        .expect("add again"));
+    assert_eq!(
+        store
+            .list_entries(acme.id, ListKind::User)
+            .await
+            .expect("list")
+            .len(),
+        1
+    );
+    assert!(store
+        .remove_list_entry(acme.id, ListKind::User, "bad", "vk")
+        .await
+        .expect("remove"));
+    assert!(store.all_list_entries().await.expect("all").is_empty());
+
+    let device = DeviceRecord {
+        customer_id: "u-1".into(),
+        device_id: "d-1".into(),
+        model: Some("Spark 10".into()),
+        ..DeviceRecord::default()
+    };
+    store.upsert_device(acme.id, &device).await.expect("device");
+    store
+        .upsert_device(acme.id, &device)
+        .await
+        .expect("device again");
+    assert_eq!(store.all_devices().await.expect("devices").len(), 1);
+}
+
+async fn records_are_never_deleted_and_the_audit_trail_is_append_only(backend: Backend) {
+    let (store, _dir, _pg) = connect(backend).await;
+    let acme = store.ensure_business("acme").await.expect("business");
+    let actor = vigil::audit::Actor::key("vk_test", None);
+    let analyst = vigil::cases::analysts::create(store.pool(), acme.id, "Ada", "Obi", None, &actor)
+        .await
+        .expect("analyst");
+    let case = vigil::cases::store::create(
+        store.pool(),
+        acme.id,
+        "acme",
+        vigil::cases::store::NewCase {
+            module: "case-management".into(),
+            record: None,
+            title: "t".into(),
+            description: String::new(),
+            priority: vigil::cases::Priority::Low,
+            assignee: None,
+            due_at_ms: None,
+        },
+        &vigil::audit::Actor::key("vk_test", Some(&analyst.id)),
+    )
+    .await
+    .expect("case");
+    let trail = vigil::audit::trail(
+        store.pool(),
+        acme.id,
+        vigil::audit::EntityType::Case,
+        &case.id,
+    )
+    .await
+    .expect("trail");
+    assert_eq!(trail.len(), 1);
+    assert_eq!(trail[0].action, "created");
+    assert_eq!(trail[0].changes["title"]["to"], "t");
+
+    for sql in [
+        "DELETE FROM cases",
+        "DELETE FROM case_log",
+        "DELETE FROM analysts",
+        "DELETE FROM audit_log",
+        "UPDATE audit_log SET action = 'forged'",
+        "UPDATE case_log SET message = 'forged'",
+    ] {
+        let refused = sqlx::query(sql).execute(store.pool()).await;
+        assert!(refused.is_err(), "{sql} must be refused");
+    }
+    let still = vigil::cases::store::fetch(store.pool(), acme.id, "acme", &case.id)
+        .await
+        .expect("fetch")
+        .expect("still there");
+    assert_eq!(still.log[0].message, "Case created");
+    let trail = vigil::audit::trail(
+        store.pool(),
+        acme.id,
+        vigil::audit::EntityType::Case,
+        &case.id,
+    )
+    .await
+    .expect("trail");
+    assert_eq!(trail[0].action, "created");
+}
