@@ -109,7 +109,7 @@ async fn instant_sanction_screening_finds_reordered_and_other_script_names_with_
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn country_filters_and_birth_dates_adjust_and_bad_input_names_the_field() {
+async fn country_filters_and_boosts_birth_dates_adjust_and_bad_input_names_the_field() {
     let mut h = Harness::start().await;
     let key = h.key("acme", false).await;
     let name = "Ivan Sidorov";
@@ -149,6 +149,14 @@ async fn country_filters_and_birth_dates_adjust_and_bad_input_names_the_field() 
     let score = |b: &Value| b["data"][0]["searchScore"].as_f64().unwrap_or(-1.0);
     assert!(score(&born) > score(&plain), "{born} vs {plain}");
     assert!(score(&other) < score(&plain), "{other} vs {plain}");
+    // A listed country equal to the caller's corroborates the match.
+    let (_, located) = sanction(
+        &h,
+        &key,
+        json!({"name": partial, "threshold": 0, "country": "ru"}),
+    )
+    .await;
+    assert!(score(&located) > score(&plain), "{located} vs {plain}");
 
     for (body, field) in [
         (json!({"name": "", "threshold": 80}), "name"),

@@ -86,3 +86,10 @@ fn labelled_evaluation_set_keeps_precision_and_f1_above_their_floors() {
     // Ordinary names must not drown analysts: fewer than 2 alerts per query on average.
     assert!(at.mean_hits_per_query < 2.0, "{}", report.render());
 }
+
+#[test]
+fn precomputed_token_expansions_equal_query_time_expansions() {
+    let index = manager().current().index().clone();
+    let wrong = index.memoized_expansion_mismatches(7);
+    assert!(wrong.is_empty(), "expansions differ for: {wrong:?}");
+}

@@ -45,6 +45,8 @@ const MAX_EXPANSIONS: usize = 48;
 /// one that disagrees with every listed birth year lowers it by [`BIRTH_YEAR_MISMATCH`].
 const BIRTH_YEAR_MATCH: f32 = 5.0;
 const BIRTH_YEAR_MISMATCH: f32 = 15.0;
+/// Points added when the caller's country is one of the entity's countries.
+const COUNTRY_MATCH: f32 = 3.0;
 
 /// A loaded list as the index knows it.
 #[derive(Debug, Clone)]
@@ -93,7 +95,8 @@ pub struct ScreenQuery<'a> {
     /// The asking tenant: its own watchlists are searched besides the shared lists.
     pub tenant: Option<i64>,
     /// Lower-case ISO alpha-2: entities with known countries none of which is this one are
-    /// left out (entities without country information stay in).
+    /// left out (entities without country information stay in), and entities listing it gain
+    /// a few points.
     pub country: Option<&'a str>,
     pub birth_year: Option<i32>,
     /// 0–100.
@@ -132,6 +135,11 @@ pub struct ScreeningIndex {
     joined: HashMap<CompactString, Vec<u32>>,
     /// Weight of a query token the lists never use.
     unknown_weight: f32,
+    /// The expansion of every vocabulary token (what [`ScreeningIndex::expand`] returns for it
+    /// as a query token), computed at build time: `expansion_pairs[expansion_offsets[id]..
+    /// expansion_offsets[id + 1]]`. A query token the lists use skips expansion at query time.
+    expansion_offsets: Vec<u32>,
+    expansion_pairs: Vec<(u32, f32)>,
 }
 
 /// Build input: a list and its entities.
@@ -324,7 +332,100 @@ impl ScreeningIndex {
             index.name_texts.push(text);
         }
         index.trigrams.shrink_to_fit();
+        index.precompute_expansions();
         index
+    }
+
+    /// Expands every vocabulary token once, on all cores (each thread with its own scratch).
+    fn precompute_expansions(&mut self) {
+        let vocab = self.vocab.len();
+        let threads = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .clamp(1, 8);
+        let chunk = vocab.div_ceil(threads).max(1);
+        let index = &*self;
+        let parts: Vec<Vec<Vec<(u32, f32)>>> = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..vocab)
+                .step_by(chunk)
+                .map(|start| {
+                    scope.spawn(move || {
+                        let mut scratch = Scratch::default();
+                        scratch.reset(index.names.len(), vocab);
+                        (start..(start + chunk).min(vocab))
+                            .map(|id| {
+                                let features = &index.vocab[id].features;
+                                index.expand(features, TokenKind::Name, &mut scratch)
+                            })
+                            .collect()
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .map(|worker| worker.join().unwrap_or_default())
+                .collect()
+        });
+        let mut offsets = Vec::with_capacity(vocab + 1);
+        let mut pairs = Vec::new();
+        offsets.push(0u32);
+        for expansion in parts.into_iter().flatten() {
+            pairs.extend_from_slice(&expansion);
+            offsets.push(pairs.len() as u32);
+        }
+        // A worker that panicked leaves its part empty: then nothing is memoized and every
+        // query token is expanded at query time, as before.
+        if offsets.len() != vocab + 1 {
+            offsets.clear();
+            pairs.clear();
+        }
+        pairs.shrink_to_fit();
+        self.expansion_offsets = offsets;
+        self.expansion_pairs = pairs;
+    }
+
+    /// Checks every `step`-th vocabulary token: its precomputed expansion must equal what query
+    /// time computes for the same text from scratch. Returns the tokens that differ (for tests).
+    #[doc(hidden)]
+    pub fn memoized_expansion_mismatches(&self, step: usize) -> Vec<String> {
+        let encoder = super::normalize::phonetic_encoder();
+        let mut scratch = Scratch::default();
+        scratch.reset(self.names.len(), self.vocab.len());
+        let mut wrong = Vec::new();
+        for vocab in self.vocab.iter().step_by(step.max(1)) {
+            let text = &vocab.features.text;
+            let fresh =
+                TokenFeatures::new(text, vocab.features.abjad, phonetic_key(&encoder, text));
+            let Some(memoized) = self.memoized_expansion(&fresh, TokenKind::Name) else {
+                if !fresh.is_initial() {
+                    wrong.push(format!("{text}: not memoized"));
+                }
+                continue;
+            };
+            if memoized
+                != self
+                    .expand(&fresh, TokenKind::Name, &mut scratch)
+                    .as_slice()
+            {
+                wrong.push(text.to_string());
+            }
+        }
+        wrong
+    }
+
+    /// The precomputed expansion of a query token the lists use, when it is the same token
+    /// (same text, same script class) as the listed one.
+    fn memoized_expansion(&self, token: &TokenFeatures, kind: TokenKind) -> Option<&[(u32, f32)]> {
+        if kind != TokenKind::Name || token.is_initial() || self.expansion_offsets.is_empty() {
+            return None;
+        }
+        let id = *self.by_text.get(&token.text)? as usize;
+        if self.vocab[id].features.abjad != token.abjad {
+            return None;
+        }
+        let start = self.expansion_offsets[id] as usize;
+        let end = self.expansion_offsets[id + 1] as usize;
+        Some(&self.expansion_pairs[start..end])
     }
 
     pub fn lists(&self) -> &[IndexedList] {
@@ -389,7 +490,11 @@ impl ScreeningIndex {
         let mut query_weights: Vec<f32> = Vec::with_capacity(query_tokens.len());
         let mut known_similarities: Vec<Vec<(u32, f32)>> = Vec::with_capacity(query_tokens.len());
         for (position, token) in query_tokens.iter().enumerate() {
-            let mut expansions = self.expand(token, normalized[position].kind, scratch);
+            let kind = normalized[position].kind;
+            let mut expansions = match self.memoized_expansion(token, kind) {
+                Some(known) => known.to_vec(),
+                None => self.expand(token, kind, scratch),
+            };
             let weight = self.query_token_weight(token, normalized[position].kind, &expansions);
             query_weights.push(weight);
             expansions.sort_unstable_by(|a, b| b.1.total_cmp(&a.1));
@@ -533,6 +638,7 @@ impl ScreeningIndex {
             }
             let entity = &self.entities[name.entity as usize];
             let score = adjust_for_birth_year(name_points, query.birth_year, &entity.birth_years);
+            let score = adjust_for_country(score, query.country, &entity.entity.countries);
             if score < query.threshold {
                 continue;
             }
@@ -666,19 +772,32 @@ impl ScreeningIndex {
         scratch: &mut Scratch,
     ) -> Vec<(u32, f32)> {
         let mut out: Vec<(u32, f32)> = Vec::new();
-        let consider = |id: u32, out: &mut Vec<(u32, f32)>| {
-            if out.iter().any(|(seen, _)| *seen == id) {
+        let exhaustive = kind != TokenKind::LegalForm && !token.is_initial();
+        // Vocabulary tokens sharing enough trigrams, found first (they need the counters).
+        let fuzzy = if exhaustive && !token.abjad && token.text.len() >= 4 {
+            self.trigram_neighbours(token, scratch)
+        } else {
+            Vec::new()
+        };
+        // Each vocabulary token is compared once per expansion: `seen` carries this expansion's
+        // stamp for the tokens already compared.
+        let stamp = scratch.next_stamp();
+        let seen = &mut scratch.seen;
+        let mut consider = |id: u32, out: &mut Vec<(u32, f32)>| {
+            let mark = &mut seen[id as usize];
+            if *mark == stamp {
                 return;
             }
+            *mark = stamp;
             let sim = super::score::token_similarity(token, &self.vocab[id as usize].features);
             if sim >= TOKEN_MATCH_FLOOR {
                 out.push((id, sim));
             }
         };
         if let Some(id) = self.by_text.get(&token.text) {
-            out.push((*id, 1.0));
+            consider(*id, &mut out);
         }
-        if kind == TokenKind::LegalForm || token.is_initial() {
+        if !exhaustive {
             return out;
         }
         if token.nickname_of.is_some() {
@@ -708,41 +827,58 @@ impl ScreeningIndex {
                 }
             }
         }
-        if !token.abjad && token.text.len() >= 4 {
-            let mut total = 0u16;
-            let mut skipped = 0u16;
-            trigram_keys(&token.text, |key| {
-                total += 1;
-                if let Some(ids) = self.trigrams.get(&key) {
-                    // A trigram shared by thousands of tokens ("$al", "ov$") narrows nothing.
-                    if ids.len() > FREQUENT_TRIGRAM {
-                        skipped += 1;
-                        return;
-                    }
-                    for id in ids {
-                        scratch.count_trigram(*id);
-                    }
-                }
-            });
-            let needed = ((f32::from(total) * 0.4).ceil() as u16)
-                .saturating_sub(skipped)
-                .max(2);
-            let length = token.text.len();
-            let mut fuzzy: Vec<u32> = Vec::new();
-            for &id in &scratch.trigram_touched {
-                if scratch.trigram_counts[id as usize] >= needed {
-                    let other = self.vocab[id as usize].features.text.len();
-                    if other.abs_diff(length) <= (length / 2).max(3) {
-                        fuzzy.push(id);
-                    }
-                }
-            }
-            scratch.clear_trigrams();
-            for id in fuzzy {
-                consider(id, &mut out);
-            }
+        for id in fuzzy {
+            consider(id, &mut out);
         }
         out
+    }
+}
+
+impl ScreeningIndex {
+    /// Vocabulary tokens sharing at least 40 % of `token`'s trigrams (frequent trigrams aside)
+    /// and of a comparable length.
+    fn trigram_neighbours(&self, token: &TokenFeatures, scratch: &mut Scratch) -> Vec<u32> {
+        let mut total = 0u16;
+        let mut skipped = 0u16;
+        trigram_keys(&token.text, |key| {
+            total += 1;
+            if let Some(ids) = self.trigrams.get(&key) {
+                // A trigram shared by thousands of tokens ("$al", "ov$") narrows nothing.
+                if ids.len() > FREQUENT_TRIGRAM {
+                    skipped += 1;
+                    return;
+                }
+                for id in ids {
+                    scratch.count_trigram(*id);
+                }
+            }
+        });
+        let needed = ((f32::from(total) * 0.4).ceil() as u16)
+            .saturating_sub(skipped)
+            .max(2);
+        let length = token.text.len();
+        let mut fuzzy: Vec<u32> = Vec::new();
+        for &id in &scratch.trigram_touched {
+            if scratch.trigram_counts[id as usize] >= needed {
+                let other = self.vocab[id as usize].features.text.len();
+                if other.abs_diff(length) <= (length / 2).max(3) {
+                    fuzzy.push(id);
+                }
+            }
+        }
+        scratch.clear_trigrams();
+        fuzzy
+    }
+}
+
+/// A listed country equal to the caller's corroborates the match. (An entity whose known
+/// countries all differ never gets here: the country filters, see [`ScreenQuery::country`].)
+fn adjust_for_country<S: AsRef<str>>(points: f32, asked: Option<&str>, listed: &[S]) -> f32 {
+    match asked {
+        Some(country) if listed.iter().any(|c| c.as_ref() == country) => {
+            (points + COUNTRY_MATCH).min(100.0)
+        }
+        _ => points,
     }
 }
 
@@ -769,6 +905,9 @@ struct Scratch {
     position_touched: Vec<u32>,
     trigram_counts: Vec<u16>,
     trigram_touched: Vec<u32>,
+    /// Per vocabulary token, the stamp of the last expansion that compared it.
+    seen: Vec<u32>,
+    stamp: u32,
 }
 
 /// What a name has gathered so far: accumulated over committed query positions, and the best
@@ -791,6 +930,8 @@ impl Scratch {
         }
         if self.trigram_counts.len() != vocab {
             self.trigram_counts = vec![0; vocab];
+            self.seen = vec![0; vocab];
+            self.stamp = 0;
         }
         self.position_touched.clear();
         self.trigram_touched.clear();
@@ -819,6 +960,16 @@ impl Scratch {
             gains.best_query = 0.0;
             gains.best_listed = 0.0;
         }
+    }
+
+    /// A stamp no vocabulary token carries yet (the marks are wiped when the counter wraps).
+    fn next_stamp(&mut self) -> u32 {
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.seen.fill(0);
+            self.stamp = 1;
+        }
+        self.stamp
     }
 
     fn count_trigram(&mut self, id: u32) {

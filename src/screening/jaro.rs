@@ -41,9 +41,10 @@ fn ascii_jaro(a: &[u8], b: &[u8]) -> f64 {
         let low = i.saturating_sub(search_range);
         let high = (i + search_range + 1).min(b_len);
         // The first free position of the same byte inside the window, as strsim's scan takes.
-        for j in low..high {
-            let bit = 1u64 << j;
-            if b[j] == a_byte && b_flags & bit == 0 {
+        let window = b.get(low..high).unwrap_or_default();
+        for (offset, &b_byte) in window.iter().enumerate() {
+            let bit = 1u64 << (low + offset);
+            if b_byte == a_byte && b_flags & bit == 0 {
                 a_flags |= 1u64 << i;
                 b_flags |= bit;
                 matches += 1;

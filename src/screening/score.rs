@@ -113,7 +113,7 @@ pub fn token_similarity(a: &TokenFeatures, b: &TokenFeatures) -> f32 {
     if longest - shortest >= 3 {
         // Jaro-Winkler rewards a shared prefix: "vladimir" is not "vladimirovich", nor
         // "mohammad" "mohammadbagher". Damp by the length ratio when lengths differ by 3+.
-        jw *= (shortest as f32 / longest as f32).powf(0.25);
+        jw *= (shortest as f32 / longest as f32).sqrt().sqrt();
     }
     if shortest <= 3 {
         // "ali"/"ala", "lee"/"le": short tokens must be nearly identical.
