@@ -345,3 +345,111 @@ async fn a_business_watchlist_is_seen_only_by_that_business() {
     );
     h.stop().await;
 }
+
+/// A list configured by URL: the first download loads it, a later download that does not parse
+/// leaves the good copy serving and shows why, and a good one replaces it.
+#[tokio::test]
+async fn a_list_downloaded_from_its_url_loads_and_a_broken_download_keeps_the_old_copy() {
+    use std::sync::{Arc, Mutex};
+    use vigil::screening::config::{ListSource, ScreeningConfig};
+    use vigil::screening::entity::ListKind;
+    use vigil::screening::index::ScreenQuery;
+    use vigil::screening::loaders::ListFormat;
+    use vigil::screening::manager::ListsManager;
+
+    let served: Arc<Mutex<(u16, String)>> = Arc::new(Mutex::new((200, TEST_SANCTIONS_CSV.into())));
+    let state = served.clone();
+    let app = axum::Router::new().route(
+        "/list.csv",
+        axum::routing::get(move || {
+            let state = state.clone();
+            async move {
+                let (status, body) = state.lock().expect("state").clone();
+                (
+                    axum::http::StatusCode::from_u16(status).expect("status"),
+                    body,
+                )
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let address = listener.local_addr().expect("address");
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = ScreeningConfig {
+        lists_dir: dir.path().join("lists"),
+        lists: vec![ListSource {
+            name: "remote".into(),
+            title: None,
+            kind: ListKind::Sanction,
+            format: ListFormat::CustomCsv,
+            path: None,
+            alt: None,
+            add: None,
+            comments: None,
+            url: Some(format!("http://{address}/list.csv")),
+            source_url: None,
+            business: None,
+        }],
+        ..ScreeningConfig::default()
+    };
+    let manager = ListsManager::start(
+        config,
+        &dir.path().join("data"),
+        &Default::default(),
+        None,
+        None,
+    );
+    assert!(!manager.status().ready, "nothing downloaded yet");
+    let finds = |manager: &ListsManager, name: &str| {
+        manager
+            .current()
+            .index()
+            .search(&ScreenQuery {
+                name,
+                kind: None,
+                tenant: None,
+                country: None,
+                birth_year: None,
+                threshold: 85.0,
+                limit: 5,
+            })
+            .len()
+    };
+    let client = reqwest::Client::new();
+
+    let status = manager.download_round(&client).await;
+    assert!(status.ready, "{status:?}");
+    assert_eq!(status.lists[0].entities, 2);
+    assert!(status.lists[0].last_error.is_none(), "{status:?}");
+    assert_eq!(finds(&manager, "Ivan Sidorov"), 1);
+    let first_version = status.lists[0].version.clone();
+
+    // Truncated mid-row (an odd number of quotes): refused, the first copy keeps serving.
+    *served.lock().expect("state") = (200, "id,name,type\nS9,\"Broken".into());
+    let status = manager.download_round(&client).await;
+    let error = status.lists[0].last_error.clone().unwrap_or_default();
+    assert!(error.starts_with("download failed"), "{status:?}");
+    assert_eq!(status.lists[0].version, first_version);
+    assert_eq!(finds(&manager, "Ivan Sidorov"), 1);
+
+    // A server error is refused the same way.
+    *served.lock().expect("state") = (503, String::new());
+    let status = manager.download_round(&client).await;
+    assert!(status.lists[0].last_error.is_some(), "{status:?}");
+    assert_eq!(finds(&manager, "Ivan Sidorov"), 1);
+
+    // A good new version replaces it and clears the error.
+    *served.lock().expect("state") = (
+        200,
+        "id,name,type\nS7,Boris Ivanovich Volkov,individual\n".into(),
+    );
+    let status = manager.download_round(&client).await;
+    assert!(status.lists[0].last_error.is_none(), "{status:?}");
+    assert_ne!(status.lists[0].version, first_version);
+    assert_eq!(finds(&manager, "Boris Volkov"), 1);
+    assert_eq!(finds(&manager, "Ivan Sidorov"), 0);
+}

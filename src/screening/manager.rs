@@ -101,6 +101,9 @@ struct ListSlot {
     serving: Option<Serving>,
     last_attempt_at: Option<String>,
     last_error: Option<String>,
+    /// Why the last download of a `url` list failed (cleared by the next good one); the
+    /// previous copy keeps serving meanwhile.
+    download_error: Option<String>,
 }
 
 pub struct ListsManager {
@@ -153,6 +156,7 @@ impl ListsManager {
                     tenant,
                     serving: None,
                     last_attempt_at: None,
+                    download_error: None,
                 }
             })
             .collect();
@@ -473,7 +477,10 @@ impl ListsManager {
                     version: slot.serving.as_ref().map(|s| s.digest.clone()),
                     loaded_at: slot.serving.as_ref().map(|s| s.loaded_at.clone()),
                     last_attempt_at: slot.last_attempt_at.clone(),
-                    last_error: slot.last_error.clone(),
+                    last_error: slot
+                        .last_error
+                        .clone()
+                        .or_else(|| slot.download_error.clone()),
                 }
             })
             .collect();
@@ -543,13 +550,7 @@ impl ListsManager {
     /// `refresh_interval_secs`; a download that parses replaces the cached file, then the lists
     /// reload.
     pub fn spawn_downloads(self: &Arc<Self>) -> Option<tokio::task::JoinHandle<()>> {
-        let sources: Vec<ListSource> = self
-            .config
-            .sources()
-            .into_iter()
-            .filter(|s| s.url.is_some())
-            .collect();
-        if sources.is_empty() {
+        if !self.config.sources().iter().any(|s| s.url.is_some()) {
             return None;
         }
         let manager = self.clone();
@@ -566,28 +567,73 @@ impl ListsManager {
             };
             let interval = Duration::from_secs(manager.config.refresh_interval_secs.max(60));
             loop {
-                let mut any = false;
-                for source in &sources {
-                    match manager.download(&client, source).await {
-                        Ok(()) => any = true,
-                        Err(error) => {
-                            tracing::error!(list = %source.name, %error, "list download failed; previous version keeps serving");
-                            if let Some(metrics) = &manager.metrics {
-                                metrics
-                                    .screening_list_failing
-                                    .with_label_values(&[&source.name])
-                                    .set(1);
-                            }
-                        }
-                    }
-                }
-                if any {
-                    let reloading = manager.clone();
-                    let _ = tokio::task::spawn_blocking(move || reloading.reload()).await;
-                }
+                manager.download_round(&client).await;
                 tokio::time::sleep(interval).await;
             }
         }))
+    }
+
+    /// Downloads every list configured with a `url` once; when any download parsed, the lists
+    /// reload (off the async threads). A failed download leaves the previous copy serving and
+    /// shows its error in the list's status, log and `vigil_screening_list_failing`. Returns
+    /// the status after the round.
+    pub async fn download_round(
+        self: &Arc<Self>,
+        client: &reqwest::Client,
+    ) -> Arc<ScreeningStatus> {
+        let sources: Vec<ListSource> = self
+            .config
+            .sources()
+            .into_iter()
+            .filter(|s| s.url.is_some())
+            .collect();
+        let mut any = false;
+        for source in &sources {
+            let result = self.download(client, source).await;
+            let error = match &result {
+                Ok(()) => None,
+                Err(error) => {
+                    tracing::error!(list = %source.name, %error, "list download failed; previous version keeps serving");
+                    if let Some(metrics) = &self.metrics {
+                        metrics
+                            .screening_list_failing
+                            .with_label_values(&[&source.name])
+                            .set(1);
+                    }
+                    Some(format!("download failed: {error}"))
+                }
+            };
+            any |= result.is_ok();
+            let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(slot) = slots.iter_mut().find(|s| s.source.name == source.name) {
+                slot.download_error = error;
+            }
+        }
+        if !any {
+            return self.refresh_status();
+        }
+        let reloading = self.clone();
+        match tokio::task::spawn_blocking(move || reloading.reload()).await {
+            Ok(status) => status,
+            Err(_) => self.status(),
+        }
+    }
+
+    /// The status rebuilt from the slots without reloading anything.
+    fn refresh_status(&self) -> Arc<ScreeningStatus> {
+        let mut status = ScreeningStatus::clone(&self.status());
+        let slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        for list in &mut status.lists {
+            if let Some(slot) = slots.iter().find(|s| s.source.name == list.name) {
+                list.last_error = slot
+                    .last_error
+                    .clone()
+                    .or_else(|| slot.download_error.clone());
+            }
+        }
+        let status = Arc::new(status);
+        self.status.store(status.clone());
+        status
     }
 
     async fn download(

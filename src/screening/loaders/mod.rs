@@ -586,47 +586,4 @@ mod tests {
         ));
         assert!(matches!(err, LoadError::Utf8), "{err}");
     }
-
-    /// Not a test of behaviour: prints how long each bundled list takes to load. Run with
-    /// `cargo test --release --lib screening::loaders::tests::load_times -- --ignored --nocapture`.
-    #[test]
-    #[ignore]
-    fn load_times() {
-        let read = |path: &str| {
-            let full = format!("{}/lists/{path}", env!("CARGO_MANIFEST_DIR"));
-            std::fs::read(&full).unwrap_or_else(|e| panic!("{full}: {e}"))
-        };
-        let (sdn, alt, add, comments) = (
-            read("ofac/sdn.csv"),
-            read("ofac/alt.csv"),
-            read("ofac/add.csv"),
-            read("ofac/sdn_comments.csv"),
-        );
-        let ofac = SourceBytes {
-            primary: &sdn,
-            alt: Some(&alt),
-            add: Some(&add),
-            comments: Some(&comments),
-        };
-        let un = read("un/UN_consolidated.xml");
-        let uk = read("uk/UK_Sanctions_List.csv");
-        let ftm = read("opensanctions/zala_entities.ftm.json");
-        let senzing = read("opensanctions/us_congress_senzing.json");
-        for (format, src) in [
-            (ListFormat::OfacCsv, ofac),
-            (ListFormat::UnXml, SourceBytes::new(&un)),
-            (ListFormat::UkCsv, SourceBytes::new(&uk)),
-            (ListFormat::FtmJson, SourceBytes::new(&ftm)),
-            (ListFormat::SenzingJson, SourceBytes::new(&senzing)),
-        ] {
-            let started = std::time::Instant::now();
-            let loaded = load(format, &src).expect("loads");
-            println!(
-                "{}: {} entities in {:?}",
-                format.as_str(),
-                loaded.entities.len(),
-                started.elapsed()
-            );
-        }
-    }
 }
