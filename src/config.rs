@@ -16,6 +16,8 @@ use thiserror::Error;
 use crate::cdd::config::CddConfig;
 use crate::edd::config::EddConfig;
 use crate::engine::rules::SandboxLimits;
+use crate::identity::config::IdentityConfig;
+use crate::reporting::config::ReportingConfig;
 use crate::screening::config::ScreeningConfig;
 
 #[derive(Debug, Error)]
@@ -54,6 +56,13 @@ pub struct Config {
     pub cdd: CddConfig,
     /// EDD requests: the pipelines.
     pub edd: EddConfig,
+    /// Identity and registry lookups (NIN, BVN, CAC).
+    pub identity: IdentityConfig,
+    /// FIU reporting: uploads and calls to the client's reporting endpoint.
+    pub reporting: ReportingConfig,
+    /// Allow callback and client URLs on loopback and private addresses (never link-local or
+    /// metadata addresses). Off by default; tests and single-host setups turn it on.
+    pub allow_private_callbacks: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -120,6 +129,9 @@ impl Default for Config {
             screening: ScreeningConfig::default(),
             cdd: CddConfig::default(),
             edd: EddConfig::default(),
+            identity: IdentityConfig::default(),
+            reporting: ReportingConfig::default(),
+            allow_private_callbacks: false,
         }
     }
 }
@@ -263,6 +275,8 @@ impl Config {
             .into_iter()
             .chain(self.cdd.risk.problems())
             .chain(self.edd.problems())
+            .chain(self.identity.problems())
+            .chain(self.reporting.problems())
             .next()
         {
             return Err(ConfigError::Invalid { key, problem });
