@@ -486,6 +486,30 @@ mod tests {
     }
 
     #[test]
+    fn the_example_config_carries_the_identity_and_reporting_defaults() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/vigil.example.toml");
+        let config = Config::load(Some(&path), &BTreeMap::new()).expect("example parses");
+        assert_eq!(config.identity, IdentityConfig::default());
+        assert_eq!(config.reporting, ReportingConfig::default());
+        assert!(!config.allow_private_callbacks);
+        let config =
+            Config::load(None, &env(&[("VIGIL_ALLOW_PRIVATE_CALLBACKS", "true")])).expect("loads");
+        assert!(config.allow_private_callbacks);
+        let error = Config::load(None, &env(&[("VIGIL_REPORTING__BATCH_SIZE", "101")]))
+            .expect_err("over the spec's batch size");
+        assert!(
+            error.to_string().contains("reporting.batch_size"),
+            "{error}"
+        );
+        let error = Config::load(None, &env(&[("VIGIL_IDENTITY__PROVIDER", "upstream")]))
+            .expect_err("upstream without a base URL");
+        assert!(
+            error.to_string().contains("identity.upstream.base_url"),
+            "{error}"
+        );
+    }
+
+    #[test]
     fn screening_thresholds_are_validated() {
         let env: BTreeMap<String, String> = [(
             "VIGIL_SCREENING__POTENTIAL_THRESHOLD".to_owned(),
