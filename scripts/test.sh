@@ -78,7 +78,18 @@ else
   echo "clippy not installed; skipping lint check"
 fi
 
+# xmllint validates every generated goAML report against the schema (the tests fail without it).
+install_xmllint() {
+  if command -v xmllint >/dev/null 2>&1; then return; fi
+  echo "== installing Debian's libxml2-utils (xmllint, for goAML schema validation)"
+  local sudo=""
+  if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq libxml2-utils >/dev/null
+}
+
 start_postgres
+install_xmllint
 
 echo "== unit and integration tests (SQLite and PostgreSQL)"
 cargo test --locked 2>&1 | tee "$LOG"

@@ -16,6 +16,8 @@ use thiserror::Error;
 use crate::cdd::config::CddConfig;
 use crate::edd::config::EddConfig;
 use crate::engine::rules::SandboxLimits;
+use crate::identity::config::IdentityConfig;
+use crate::reporting::config::ReportingConfig;
 use crate::screening::config::ScreeningConfig;
 
 #[derive(Debug, Error)]
@@ -54,6 +56,13 @@ pub struct Config {
     pub cdd: CddConfig,
     /// EDD requests: the pipelines.
     pub edd: EddConfig,
+    /// Identity and registry lookups (NIN, BVN, CAC).
+    pub identity: IdentityConfig,
+    /// FIU reporting: uploads and calls to the client's reporting endpoint.
+    pub reporting: ReportingConfig,
+    /// Allow callback and client URLs on loopback and private addresses (never link-local or
+    /// metadata addresses). Off by default; tests and single-host setups turn it on.
+    pub allow_private_callbacks: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -120,6 +129,9 @@ impl Default for Config {
             screening: ScreeningConfig::default(),
             cdd: CddConfig::default(),
             edd: EddConfig::default(),
+            identity: IdentityConfig::default(),
+            reporting: ReportingConfig::default(),
+            allow_private_callbacks: false,
         }
     }
 }
@@ -263,6 +275,8 @@ impl Config {
             .into_iter()
             .chain(self.cdd.risk.problems())
             .chain(self.edd.problems())
+            .chain(self.identity.problems())
+            .chain(self.reporting.problems())
             .next()
         {
             return Err(ConfigError::Invalid { key, problem });
@@ -469,6 +483,30 @@ mod tests {
         .expect("write");
         let error = Config::load(Some(&file), &BTreeMap::new()).expect_err("bad slug");
         assert!(error.to_string().contains("edd.pipelines[0]"), "{error}");
+    }
+
+    #[test]
+    fn the_example_config_carries_the_identity_and_reporting_defaults() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/vigil.example.toml");
+        let config = Config::load(Some(&path), &BTreeMap::new()).expect("example parses");
+        assert_eq!(config.identity, IdentityConfig::default());
+        assert_eq!(config.reporting, ReportingConfig::default());
+        assert!(!config.allow_private_callbacks);
+        let config =
+            Config::load(None, &env(&[("VIGIL_ALLOW_PRIVATE_CALLBACKS", "true")])).expect("loads");
+        assert!(config.allow_private_callbacks);
+        let error = Config::load(None, &env(&[("VIGIL_REPORTING__BATCH_SIZE", "101")]))
+            .expect_err("over the spec's batch size");
+        assert!(
+            error.to_string().contains("reporting.batch_size"),
+            "{error}"
+        );
+        let error = Config::load(None, &env(&[("VIGIL_IDENTITY__PROVIDER", "upstream")]))
+            .expect_err("upstream without a base URL");
+        assert!(
+            error.to_string().contains("identity.upstream.base_url"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -9,6 +9,11 @@
 //! automatically by the store writer for every decision that is not approved, and worked by
 //! analysts), [`cdd`] customers with their risk rating, [`edd`] requests through configured
 //! pipelines, and the append-only [`audit`] trail of every change to them.
+//!
+//! [`identity`] answers NIN, BVN and CAC lookups through a provider (the store-backed local
+//! registry or an upstream HTTP provider) and runs the CDD identity verifications on them;
+//! [`reporting`] fetches transaction records from a client's endpoint and builds goAML reports
+//! for the financial intelligence unit.
 
 pub mod api;
 pub mod audit;
@@ -17,9 +22,11 @@ pub mod cdd;
 pub mod config;
 pub mod edd;
 pub mod engine;
+pub mod identity;
 pub mod metrics;
 pub mod model;
 pub mod replay;
+pub mod reporting;
 pub mod screening;
 pub mod server;
 pub mod sinks;

@@ -59,6 +59,11 @@ enum Command {
         #[command(subcommand)]
         command: ScreenCommand,
     },
+    /// The local identity registry (NIN, BVN, CAC) the lookups answer from.
+    Registry {
+        #[command(subcommand)]
+        command: RegistryCommand,
+    },
     /// Run a file of transactions (JSON lines, .gz allowed) through the engine offline.
     Replay {
         file: PathBuf,
@@ -95,6 +100,16 @@ enum KeysCommand {
     List,
     /// Revoke a key.
     Revoke { api_key: String },
+}
+
+#[derive(Subcommand)]
+enum RegistryCommand {
+    /// Import records from a JSON (array or lines) or CSV file; all or nothing.
+    Import {
+        /// nin, bvn or cac.
+        kind: String,
+        file: PathBuf,
+    },
 }
 
 #[derive(Subcommand)]
@@ -251,6 +266,25 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     };
                     store.set_processing_mode(found.id, mode).await?;
                     println!("{business}: {}", mode.as_str());
+                }
+            }
+        }
+        Command::Registry { command } => {
+            let settings = settings(&cli.common, None)?;
+            let store = open_store(&settings).await?;
+            match command {
+                RegistryCommand::Import { kind, file } => {
+                    let Some(kind) = vigil::identity::model::LookupKind::parse(&kind) else {
+                        bail!("unknown registry {kind} (nin, bvn or cac)");
+                    };
+                    let count = vigil::identity::registry::import_file(store.pool(), kind, &file)
+                        .await
+                        .with_context(|| format!("importing {}", file.display()))?;
+                    println!(
+                        "imported {count} {} records from {}",
+                        kind.label(),
+                        file.display()
+                    );
                 }
             }
         }

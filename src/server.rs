@@ -220,6 +220,7 @@ async fn build(settings: Settings) -> Result<Built, ServeError> {
         screening.spawn_downloads();
     }
 
+    let (identity, reporting) = start_identity_and_reporting(&store, &settings).await?;
     let state = AppState {
         settings: Arc::new(settings),
         store,
@@ -229,12 +230,54 @@ async fn build(settings: Settings) -> Result<Built, ServeError> {
         rules,
         screening,
         metrics,
+        identity,
+        reporting,
     };
     Ok(Built {
         state,
         writer_task,
         _watchers: (watcher, lists_watcher),
     })
+}
+
+/// Identity lookups: seeds an empty local registry from `identity.seed_dir` (the sample registry
+/// of a fresh install) and builds the provider. Reporting: builds the job and resumes the reports
+/// a previous run left unfinished.
+async fn start_identity_and_reporting(
+    store: &Store,
+    settings: &Settings,
+) -> Result<
+    (
+        Arc<crate::identity::IdentityService>,
+        Arc<crate::reporting::ReportingService>,
+    ),
+    ServeError,
+> {
+    let config = &settings.config;
+    let seed_dir = config.identity.seed_dir.clone();
+    match crate::identity::registry::seed(store.pool(), &seed_dir).await {
+        Ok(loaded) => {
+            for (kind, count) in loaded {
+                tracing::info!(kind = kind.as_str(), count, dir = %seed_dir.display(), "sample identity registry loaded");
+            }
+        }
+        Err(error) => {
+            tracing::warn!(%error, dir = %seed_dir.display(), "identity registry seed not loaded")
+        }
+    }
+    let identity =
+        crate::identity::IdentityService::new(store.pool().clone(), config.identity.clone())
+            .map_err(|e| ServeError::Io(std::io::Error::other(e)))?;
+    let reporting = crate::reporting::ReportingService::new(
+        store.pool().clone(),
+        config.reporting.clone(),
+        config.allow_private_callbacks,
+    );
+    let resumed = reporting.resume().await?;
+    if resumed > 0 {
+        tracing::info!(resumed, "unfinished reports resumed");
+    }
+    Ok((Arc::new(identity), reporting))
 }
 
 fn spawn_sighup_reload(rules: Arc<RulesManager>, screening: Arc<ListsManager>) {

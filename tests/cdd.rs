@@ -103,7 +103,9 @@ async fn creating_and_fetching_a_customer_answers_the_spec_shapes(backend: Backe
     assert_eq!(customer["_id"], data["_id"]);
     assert_eq!(customer["name"], "Ada Nkem Obi");
     assert_eq!(customer["cddStatus"], "pending review");
-    assert_eq!(customer["cddVerificationStatus"], "Awaiting Confirmation");
+    // The BVN and NIN are those of the sample registry's Ada Obi, born the same day: the checks
+    // run on the identity lookups at creation.
+    assert_eq!(customer["cddVerificationStatus"], "Verified");
     let rating = &customer["overallRiskRating"];
     assert_eq!(keys(rating), sorted(&["riskLevel", "riskScore", "user"]));
     let score = rating["riskScore"].as_f64().expect("riskScore is a number");
@@ -116,10 +118,10 @@ async fn creating_and_fetching_a_customer_answers_the_spec_shapes(backend: Backe
         let e = entry(view, "id", id);
         assert_eq!(
             keys(e),
-            sorted(&["key", "name", "status", "requestId", "lastRunAt"])
+            sorted(&["key", "name", "status", "requestId", "lastRunAt", "reason"])
         );
-        assert_eq!(e["status"], "Awaiting Confirmation");
-        assert_eq!(e["lastRunAt"], Value::Null);
+        assert_eq!(e["status"], "Verified", "{e}");
+        assert!(e["lastRunAt"].is_string(), "{e}");
     }
     assert_eq!(
         entry(view, "others", "sanction-screening")["status"],
@@ -326,7 +328,11 @@ async fn updating_a_customer_rates_it_again_and_restarts_changed_verifications(b
         .as_str()
         .is_some_and(|a| a.contains("bureau de change")));
     let bvn = entry(after, "id", "bvn");
-    assert_eq!(bvn["status"], "Awaiting Confirmation");
+    assert_eq!(
+        bvn["status"], "Failed",
+        "a changed number is checked again at once (this one is in no registry)"
+    );
+    assert_eq!(bvn["reason"], "BVN not found in the registry");
     assert_ne!(bvn["requestId"], old_bvn, "a changed number starts over");
     assert_eq!(
         entry(after, "id", "nin")["requestId"],
@@ -363,16 +369,27 @@ async fn updating_a_customer_rates_it_again_and_restarts_changed_verifications(b
     let (status, trail) = h.get(&key, "/api/v1/audit/cdd-customer/CUST-1").await;
     assert_eq!(status, 200, "{trail}");
     let entries = trail["data"].as_array().expect("entries");
-    assert_eq!(entries.len(), 3, "{trail}");
-    assert_eq!(entries[0]["action"], "created");
-    assert_eq!(entries[1]["action"], "updated");
-    assert_eq!(entries[1]["actorUser"], ada.as_str());
+    // created, verified (BVN and NIN), updated, verified (the changed BVN), updated.
+    let actions: Vec<&str> = entries
+        .iter()
+        .filter_map(|e| e["action"].as_str())
+        .collect();
     assert_eq!(
-        entries[1]["changes"]["profile.occupation"],
+        actions,
+        ["created", "verified", "updated", "verified", "updated"],
+        "{trail}"
+    );
+    assert_eq!(entries[2]["actorUser"], ada.as_str());
+    assert_eq!(
+        entries[2]["changes"]["profile.occupation"],
         json!({"from": "teacher", "to": "bureau de change operator"})
     );
     assert_eq!(
-        entries[2]["changes"]["cddStatus"],
+        entries[3]["changes"]["verifications.bvn.status"],
+        json!({"from": "Awaiting Confirmation", "to": "Failed"})
+    );
+    assert_eq!(
+        entries[4]["changes"]["cddStatus"],
         json!({"from": "pending review", "to": "approved"})
     );
     h.stop().await;

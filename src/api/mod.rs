@@ -51,6 +51,10 @@ pub struct AppState {
     pub rules: Arc<RulesManager>,
     pub screening: Arc<ListsManager>,
     pub metrics: Arc<Metrics>,
+    /// Identity and registry lookups (issue 7).
+    pub identity: Arc<crate::identity::IdentityService>,
+    /// FIU reporting (issue 7).
+    pub reporting: Arc<crate::reporting::ReportingService>,
 }
 
 fn observed(
@@ -188,6 +192,7 @@ pub fn router(state: AppState) -> Router {
             get(crate::audit::api::fetch),
         ),
     ];
+    let routes = routes.into_iter().chain(identity_and_reporting_routes());
     for (path, handler) in routes {
         authed = authed.route(&path, observed(&m, &path, handler));
     }
@@ -231,6 +236,40 @@ pub fn router(state: AppState) -> Router {
             state.settings.config.http.max_body_bytes,
         ))
         .with_state(state)
+}
+
+/// Identity lookups (spec §4.4 `/kyc` rows) and FIU reporting (issue 7).
+fn identity_and_reporting_routes() -> Vec<(String, MethodRouter<AppState>)> {
+    use crate::identity::api as kyc;
+    use crate::reporting::api as reports;
+    vec![
+        ("/kyc/nin".to_owned(), post(kyc::nin)),
+        ("/api/v1/kyc/nin".to_owned(), post(kyc::nin_v1)),
+        ("/kyc/bvn".to_owned(), post(kyc::bvn)),
+        ("/api/v1/kyc/bvn".to_owned(), post(kyc::bvn_v1)),
+        ("/kyc/cac".to_owned(), post(kyc::cac)),
+        ("/api/v1/kyc/lookups".to_owned(), get(kyc::lookups)),
+        (
+            "/api/v1/reporting/config".to_owned(),
+            get(reports::get_config).put(reports::put_config),
+        ),
+        (
+            "/api/v1/reporting/uploads".to_owned(),
+            post(reports::upload),
+        ),
+        (
+            "/api/v1/reporting/reports".to_owned(),
+            get(reports::list).post(reports::from_rules),
+        ),
+        (
+            "/api/v1/reporting/reports/{reportId}".to_owned(),
+            get(reports::fetch),
+        ),
+        (
+            "/api/v1/reporting/reports/{reportId}/goaml.xml".to_owned(),
+            get(reports::xml),
+        ),
+    ]
 }
 
 async fn not_found() -> error::ApiError {

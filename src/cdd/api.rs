@@ -62,6 +62,26 @@ async fn screen_and_rate(
     Ok((screening, rating))
 }
 
+/// Runs the customer's waiting BVN and NIN checks against the identity lookups (see
+/// `crate::identity::verify`); the customer is stored first, so a failed check never loses it.
+async fn verify_identity(
+    app: &AppState,
+    tenant: i64,
+    actor: &Actor,
+    customer: store::StoredCustomer,
+) -> Result<store::StoredCustomer, ApiError> {
+    let screener = app.screening.current();
+    Ok(crate::identity::verify::run_pending(
+        &app.identity,
+        screener.index(),
+        app.store.pool(),
+        tenant,
+        actor,
+        customer,
+    )
+    .await?)
+}
+
 /// `POST /cdd/customers`
 #[utoipa::path(
     post,
@@ -103,15 +123,17 @@ pub async fn create(
 ) -> Result<Response, ApiError> {
     let input = body.value.validate().map_err(ApiError::invalid)?;
     let (screening, rating) = screen_and_rate(&app, tenant.id, &input).await?;
+    let actor = Actor::key(&tenant.api_key, None);
     let customer = store::create(
         app.store.pool(),
         tenant.id,
         &input,
         &screening,
         &rating,
-        &Actor::key(&tenant.api_key, None),
+        &actor,
     )
     .await?;
+    let customer = verify_identity(&app, tenant.id, &actor, customer).await?;
     Ok((
         StatusCode::CREATED,
         Json(json!({"message": "CDD customer created successfully", "data": customer.created()})),
@@ -298,6 +320,8 @@ pub async fn update(
             &Actor::key(&tenant.api_key, user_id.as_deref()),
         )
         .await?;
+    let actor = Actor::key(&tenant.api_key, user_id.as_deref());
+    let customer = verify_identity(&app, tenant.id, &actor, customer).await?;
     Ok(
         Json(json!({"message": "Cdd customer updated successfully", "data": customer.view()}))
             .into_response(),

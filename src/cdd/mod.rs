@@ -9,7 +9,9 @@
 //! too), and stores customer, verifications and an audit entry in one transaction ([`store`]).
 //! `PATCH /cdd/customers/{uniqueId}` merges changed fields, screens and rates again, resets the
 //! verification of a changed identity number, and audits the diff; `GET` renders the stored
-//! customer. The identity-lookup issue will run the verifications; until then they wait.
+//! customer. BVN and NIN verifications then run against the identity lookups
+//! (`crate::identity::verify`): name and date of birth compared, the entry moving to "Verified" or
+//! "Failed" with the reason.
 //!
 //! Every query carries the tenant's `business_id`; `uniqueId` is unique per business.
 
@@ -156,6 +158,10 @@ pub struct VerificationEntry {
     pub request_id: String,
     /// RFC 3339; `null` until the check has run.
     pub last_run_at: Option<String>,
+    /// Why a BVN or NIN check came out as it did (Vigil addition; absent until it ran).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(example = "name matches the BVN record (score 100.0 of 100); date of birth matches")]
+    pub reason: Option<String>,
 }
 
 /// `verifications`: identity documents in `id`, everything else in `others`.
@@ -288,6 +294,7 @@ mod tests {
             status: status.into(),
             request_id: "r".into(),
             last_run_at: None,
+            reason: None,
         }
     }
 

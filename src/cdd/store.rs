@@ -186,7 +186,7 @@ async fn verifications_of(
     customer_id: &str,
 ) -> Result<Vec<(String, VerificationEntry)>, sqlx::Error> {
     let rows = sqlx::query(
-        "SELECT grp, key, name, status, request_id, last_run_at_ms FROM cdd_verifications \
+        "SELECT grp, key, name, status, request_id, last_run_at_ms, reason FROM cdd_verifications \
          WHERE business_id = $1 AND customer_id = $2 ORDER BY seq",
     )
     .bind(business_id)
@@ -205,6 +205,7 @@ async fn verifications_of(
                     status: row.get(3),
                     request_id: row.get(4),
                     last_run_at: last.map(iso_time),
+                    reason: row.get(6),
                 },
             )
         })
@@ -280,6 +281,7 @@ fn plan_verifications(
                     status: AWAITING.to_owned(),
                     request_id: new_id(),
                     last_run_at: None,
+                    reason: None,
                 },
                 None,
             )),
@@ -316,6 +318,7 @@ fn plan_verifications(
                 status: status.to_owned(),
                 request_id: new_id(),
                 last_run_at: (status != "Not Run").then(|| iso_time(now)),
+                reason: None,
             },
             (status != "Not Run").then_some(now),
         ));
@@ -333,10 +336,11 @@ async fn write_verifications(
     for (group, entry, last_run) in plan {
         sqlx::query(
             "INSERT INTO cdd_verifications (customer_id, business_id, grp, key, name, status, \
-             request_id, last_run_at_ms, created_at_ms, updated_at_ms) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) \
+             request_id, last_run_at_ms, created_at_ms, updated_at_ms, reason) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10) \
              ON CONFLICT (customer_id, key) DO UPDATE SET grp = excluded.grp, \
              name = excluded.name, status = excluded.status, request_id = excluded.request_id, \
+             reason = excluded.reason, \
              last_run_at_ms = COALESCE(excluded.last_run_at_ms, cdd_verifications.last_run_at_ms), \
              updated_at_ms = excluded.updated_at_ms",
         )
@@ -349,6 +353,7 @@ async fn write_verifications(
         .bind(&entry.request_id)
         .bind(*last_run)
         .bind(now)
+        .bind(entry.reason.as_deref())
         .execute(&mut *conn)
         .await?;
     }
@@ -530,6 +535,73 @@ impl LockedCustomer<'_> {
         self.tx.commit().await?;
         Ok(after)
     }
+}
+
+/// The outcome of one identity check, for [`record_checks`].
+#[derive(Debug, Clone)]
+pub struct CheckResult {
+    /// `bvn` or `nin`.
+    pub key: String,
+    /// The entry's `requestId` when the check started: a result for an entry that has since
+    /// started over (a changed number) is dropped.
+    pub request_id: String,
+    pub status: String,
+    pub reason: String,
+}
+
+/// Writes identity-check results onto a customer's verification entries, with one audit entry
+/// (`verified`), in one transaction; answers the customer afterwards.
+pub async fn record_checks(
+    pool: &sqlx::AnyPool,
+    business_id: i64,
+    customer_key: &str,
+    results: &[CheckResult],
+    actor: &Actor,
+) -> Result<StoredCustomer, CddError> {
+    let mut locked = lock(pool, business_id, customer_key).await?;
+    let now = now_ms();
+    let before = locked.customer.clone();
+    for result in results {
+        sqlx::query(
+            "UPDATE cdd_verifications SET status = $1, reason = $2, last_run_at_ms = $3, \
+             updated_at_ms = $3 WHERE business_id = $4 AND customer_id = $5 AND key = $6 \
+             AND request_id = $7",
+        )
+        .bind(&result.status)
+        .bind(&result.reason)
+        .bind(now)
+        .bind(business_id)
+        .bind(&before.id)
+        .bind(&result.key)
+        .bind(&result.request_id)
+        .execute(&mut *locked.tx)
+        .await?;
+    }
+    let after = find(&mut locked.tx, business_id, &before.unique_id)
+        .await?
+        .ok_or(CddError::NotFound)?;
+    let mut changes = audit::diff(&before.audited(), &after.audited());
+    if let Some(map) = changes.as_object_mut() {
+        for result in results {
+            map.insert(
+                format!("verifications.{}.reason", result.key),
+                json!({"from": null, "to": result.reason}),
+            );
+        }
+    }
+    audit::record(
+        &mut locked.tx,
+        business_id,
+        EntityType::CddCustomer,
+        &after.id,
+        "verified",
+        actor,
+        now,
+        &changes,
+    )
+    .await?;
+    locked.tx.commit().await?;
+    Ok(after)
 }
 
 #[cfg(test)]

@@ -163,6 +163,9 @@ pub struct RuleHit {
     pub mode: RuleMode,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub action: Option<Action>,
+    /// The goAML report code the rule marks the transaction with (e.g. `CTR`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reportable: Option<String>,
 }
 
 /// A rule that failed while evaluating (type error, sandbox limit): not a hit, but never hidden.

@@ -112,6 +112,10 @@ pub struct RuleMeta {
     pub priority: u32,
     #[serde(default)]
     pub tags: Vec<String>,
+    /// A goAML report code (e.g. `CTR`): a hit marks the transaction reportable, recorded with
+    /// the decision, and `POST /api/v1/reporting/reports` turns such transactions into a report.
+    #[serde(default)]
+    pub reportable: Option<String>,
 }
 
 fn default_mode() -> RuleMode {
@@ -374,6 +378,16 @@ impl RuleSet {
                     message: "a rule with an action override needs a priority of 1 or more".into(),
                 });
             }
+            if let Some(code) = &meta.reportable {
+                if !crate::reporting::goaml::is_report_code(code) {
+                    return Err(RuleError::Metadata {
+                        path: path.clone(),
+                        message: format!(
+                            "reportable '{code}' is not a goAML report code (CTR, STR, SAR, …)"
+                        ),
+                    });
+                }
+            }
             if let Some(first) = seen.insert(meta.id.clone(), path.clone()) {
                 return Err(RuleError::DuplicateId {
                     id: meta.id,
@@ -476,6 +490,7 @@ impl RuleSet {
                 severity: meta.severity,
                 mode: meta.mode,
                 action: meta.action.map(ActionOverride::action),
+                reportable: meta.reportable.clone(),
             });
             if meta.mode != RuleMode::Active {
                 continue;
