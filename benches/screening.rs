@@ -192,7 +192,7 @@ fn latency_report() {
                 (t.elapsed(), q)
             })
             .collect();
-        slowest.sort_by(|a, b| b.0.cmp(&a.0));
+        slowest.sort_by_key(|b| std::cmp::Reverse(b.0));
         for (time, q) in slowest.iter().take(25) {
             println!("slow: {:.0} µs  {q}", time.as_secs_f64() * 1e6);
         }
