@@ -54,6 +54,15 @@ pub struct Config {
     pub cdd: CddConfig,
     /// EDD requests: the pipelines.
     pub edd: EddConfig,
+    /// Allow webhook and callback URLs that resolve to loopback or private addresses (tests,
+    /// on-premises receivers). Link-local and cloud-metadata addresses stay refused.
+    pub allow_private_callbacks: bool,
+    /// Webhook delivery: timeouts, backoff, retry window.
+    pub webhooks: crate::webhooks::WebhookConfig,
+    /// The adverse-media index and search.
+    pub media: crate::media::MediaConfig,
+    /// Risk-monitoring re-checks.
+    pub monitoring: crate::monitoring::MonitoringConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -120,6 +129,10 @@ impl Default for Config {
             screening: ScreeningConfig::default(),
             cdd: CddConfig::default(),
             edd: EddConfig::default(),
+            allow_private_callbacks: false,
+            webhooks: crate::webhooks::WebhookConfig::default(),
+            media: crate::media::MediaConfig::default(),
+            monitoring: crate::monitoring::MonitoringConfig::default(),
         }
     }
 }
@@ -263,6 +276,9 @@ impl Config {
             .into_iter()
             .chain(self.cdd.risk.problems())
             .chain(self.edd.problems())
+            .chain(self.webhooks.problems())
+            .chain(self.media.problems())
+            .chain(self.monitoring.problems())
             .next()
         {
             return Err(ConfigError::Invalid { key, problem });

@@ -9,6 +9,10 @@
 //! automatically by the store writer for every decision that is not approved, and worked by
 //! analysts), [`cdd`] customers with their risk rating, [`edd`] requests through configured
 //! pipelines, and the append-only [`audit`] trail of every change to them.
+//!
+//! Asynchronous AML sits on the same store: [`webhooks`] (the durable outbox, signed delivery with
+//! retries, SSRF checks), [`media`] (the adverse-media index and search) and [`monitoring`]
+//! (asynchronous sanction and adverse-media requests, risk-monitoring checks that keep watching).
 
 pub mod api;
 pub mod audit;
@@ -17,11 +21,14 @@ pub mod cdd;
 pub mod config;
 pub mod edd;
 pub mod engine;
+pub mod media;
 pub mod metrics;
 pub mod model;
+pub mod monitoring;
 pub mod replay;
 pub mod screening;
 pub mod server;
 pub mod sinks;
 pub mod sources;
 pub mod store;
+pub mod webhooks;

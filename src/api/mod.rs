@@ -51,6 +51,10 @@ pub struct AppState {
     pub rules: Arc<RulesManager>,
     pub screening: Arc<ListsManager>,
     pub metrics: Arc<Metrics>,
+    /// Webhook configuration and the outbox's wake-up.
+    pub webhooks: crate::webhooks::Webhooks,
+    /// Asynchronous AML: requests, risk-monitoring checks, the adverse-media index.
+    pub aml: Arc<crate::monitoring::Aml>,
 }
 
 fn observed(
@@ -188,6 +192,8 @@ pub fn router(state: AppState) -> Router {
             get(crate::audit::api::fetch),
         ),
     ];
+    // Asynchronous AML and webhooks (issue 6).
+    let routes = routes.into_iter().chain(async_aml_routes());
     for (path, handler) in routes {
         authed = authed.route(&path, observed(&m, &path, handler));
     }
@@ -231,6 +237,59 @@ pub fn router(state: AppState) -> Router {
             state.settings.config.http.max_body_bytes,
         ))
         .with_state(state)
+}
+
+/// Webhooks, asynchronous sanction and adverse-media requests, adverse-media articles and
+/// risk-monitoring checks.
+fn async_aml_routes() -> Vec<(String, MethodRouter<AppState>)> {
+    use crate::monitoring::api as aml;
+    use crate::webhooks::api as hooks;
+    vec![
+        (
+            "/api/v1/webhooks".to_owned(),
+            get(hooks::get_webhook).put(hooks::put_webhook),
+        ),
+        (
+            "/api/v1/webhooks/deliveries".to_owned(),
+            get(hooks::list_deliveries),
+        ),
+        (
+            "/api/v1/webhooks/deliveries/{id}".to_owned(),
+            get(hooks::get_delivery),
+        ),
+        (
+            "/api/v1/webhooks/deliveries/{id}/replay".to_owned(),
+            post(hooks::replay_delivery),
+        ),
+        (
+            "/api/v1/aml/sanction".to_owned(),
+            post(aml::sanction_request),
+        ),
+        (
+            "/api/v1/aml/sanction/{id}".to_owned(),
+            get(aml::sanction_fetch),
+        ),
+        (
+            "/api/v1/adverse-media".to_owned(),
+            post(aml::adverse_media_request),
+        ),
+        (
+            "/api/v1/adverse-media/{id}".to_owned(),
+            get(aml::adverse_media_fetch),
+        ),
+        (
+            "/api/v1/adverse-media/articles".to_owned(),
+            post(aml::ingest_articles),
+        ),
+        (
+            "/api/v1/aml/risk-monitoring".to_owned(),
+            post(aml::risk_register).get(aml::risk_list),
+        ),
+        (
+            "/api/v1/aml/risk-monitoring/{checkId}".to_owned(),
+            get(aml::risk_fetch).delete(aml::risk_cancel),
+        ),
+    ]
 }
 
 async fn not_found() -> error::ApiError {
