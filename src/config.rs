@@ -488,6 +488,28 @@ mod tests {
     }
 
     #[test]
+    fn the_example_config_carries_the_async_aml_defaults_and_they_are_validated() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/vigil.example.toml");
+        let config = Config::load(Some(&path), &BTreeMap::new()).expect("example parses");
+        assert!(!config.allow_private_callbacks);
+        assert_eq!(config.webhooks, crate::webhooks::WebhookConfig::default());
+        assert_eq!(config.media, crate::media::MediaConfig::default());
+        assert_eq!(
+            config.monitoring,
+            crate::monitoring::MonitoringConfig::default()
+        );
+        let error = Config::load(None, &env(&[("VIGIL_WEBHOOKS__TIMEOUT_MS", "0")]))
+            .expect_err("a zero timeout is refused");
+        assert!(error.to_string().contains("webhooks.timeout_ms"), "{error}");
+        let error = Config::load(None, &env(&[("VIGIL_MEDIA__NAME_THRESHOLD", "20.5")]))
+            .expect_err("a name threshold below 50 is refused");
+        assert!(
+            error.to_string().contains("media.name_threshold"),
+            "{error}"
+        );
+    }
+
+    #[test]
     fn screening_thresholds_are_validated() {
         let env: BTreeMap<String, String> = [(
             "VIGIL_SCREENING__POTENTIAL_THRESHOLD".to_owned(),

@@ -480,3 +480,38 @@ async fn the_private_callbacks_switch_is_read_from_the_environment() {
     assert_eq!(config.webhooks.timeout_ms, 250);
     assert!(!config.allow_private_callbacks, "off by default");
 }
+
+/// As [`fast`], but loopback receivers are refused.
+fn fast_public_only(config: &mut Config) {
+    fast(config);
+    config.allow_private_callbacks = false;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_webhook_that_became_refused_is_checked_again_before_every_attempt() {
+    let mut harness = Harness::start_on_with(Backend::Sqlite, fast).await;
+    let key = harness.key("Acme Bank", false).await;
+    let receiver = Receiver::start(SECRET).await;
+    configure(&harness, &key, &receiver.url("/hooks")).await;
+    // The operator withdraws permission for private receivers; the stored URL is now refused.
+    harness.stop().await;
+    harness.tweak = Some(fast_public_only);
+    harness.restart().await;
+    submit(&harness, &key, "TX-SSRF").await;
+    let list = wait_for_deliveries(&harness, &key, "a refused attempt", |list| {
+        list.iter()
+            .any(|d| d["attempts"].as_array().is_some_and(|a| !a.is_empty()))
+    })
+    .await;
+    let error = list[0]["attempts"][0]["error"].as_str().unwrap_or_default();
+    assert!(error.contains("loopback"), "{error}");
+    assert_eq!(list[0]["attempts"][0]["statusCode"], Value::Null);
+    assert_eq!(
+        list[0]["status"], "pending",
+        "still retried, in case the setting returns"
+    );
+    assert!(
+        receiver.received().is_empty(),
+        "nothing reached the refused address"
+    );
+}
