@@ -252,6 +252,9 @@ impl Webhooks {
         allow_private: bool,
         metrics: Arc<Metrics>,
     ) -> Webhooks {
+        for outcome in ["delivered", "retried", "dead"] {
+            metrics.webhook_deliveries.with_label_values(&[outcome]);
+        }
         Webhooks {
             store,
             config,
@@ -521,12 +524,14 @@ async fn attempt(hooks: &Webhooks, due: Due) -> Result<(), StoreError> {
             }
         }
     };
-    tx.commit().await?;
+    // Counted before the commit makes the outcome visible, so a reader who sees the delivery's
+    // new status also sees it counted (a failed commit is retried and counted again).
     hooks
         .metrics
         .webhook_deliveries
         .with_label_values(&[outcome])
         .inc();
+    tx.commit().await?;
     match outcome {
         "delivered" => tracing::debug!(delivery = %due.id, attempt = number, "webhook delivered"),
         "dead" => {
@@ -577,7 +582,7 @@ mod tests {
     }
 
     #[test]
-    fn a_known_hmac_sha256_vector_matches() {
+    fn the_signature_is_hmac_sha256_of_the_timestamp_a_dot_and_the_body() {
         // The signed string is "<t>.<body>": check the header against the hmac crate directly.
         let mut mac = Hmac::<Sha256>::new_from_slice(b"Jefe").expect("key");
         mac.update(b"0.what do ya want for nothing?");
