@@ -18,6 +18,7 @@ on_both_backends!(
     an_adverse_media_request_goes_from_pending_to_completed_and_delivers_the_2_4_result,
     a_risk_monitoring_check_reports_again_only_when_lists_or_articles_bring_new_hits,
     requests_and_checks_are_validated_and_invisible_to_other_businesses,
+    a_request_left_pending_by_a_stop_is_completed_and_delivered_after_the_restart,
 );
 
 const SECRET: &str = "whsec_test_0123456789abcdef";
@@ -568,4 +569,51 @@ fn media_import_reads_json_lines_and_rss_and_the_search_finds_adverse_coverage()
         !output.status.success(),
         "a file that is not articles is refused"
     );
+}
+
+async fn a_request_left_pending_by_a_stop_is_completed_and_delivered_after_the_restart(
+    backend: Backend,
+) {
+    let mut harness = Harness::start_on_with(backend, fast).await;
+    let receiver = Receiver::start(SECRET).await;
+    let key = with_webhook(&harness, "Acme Bank", &receiver).await;
+    harness.stop().await;
+    // What a crash between the answer and the processing leaves: a stored, pending request.
+    let store = vigil::store::Store::connect(&harness.database_url(), 1)
+        .await
+        .expect("store");
+    let business = store
+        .business_by_name("Acme Bank")
+        .await
+        .expect("query")
+        .expect("business");
+    sqlx::query(
+        "INSERT INTO aml_requests (id, business_id, kind, query, params, status, created_at_ms, \
+         updated_at_ms) VALUES ('req-left-pending', $1, 'sanction', 'Ivan Sidorov', \
+         '{\"threshold\":80.0,\"country\":null}', 'pending', 1, 1)",
+    )
+    .bind(business.id)
+    .execute(store.pool())
+    .await
+    .expect("insert");
+    drop(store);
+
+    harness.restart().await;
+    let received = receiver
+        .wait_until("the resumed request's result", |r| {
+            r.iter().any(|r| r.event == "sanction")
+        })
+        .await;
+    let payload = received
+        .iter()
+        .find(|r| r.event == "sanction")
+        .expect("delivery")
+        .json();
+    assert_eq!(payload["requestId"], "req-left-pending");
+    assert_eq!(results_named(&payload), ["Ivan Petrovich Sidorov"]);
+    let (status, body) = harness
+        .get(&key, "/api/v1/aml/sanction/req-left-pending")
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["data"]["status"], "completed");
 }
