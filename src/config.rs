@@ -63,6 +63,12 @@ pub struct Config {
     /// Allow callback and client URLs on loopback and private addresses (never link-local or
     /// metadata addresses). Off by default; tests and single-host setups turn it on.
     pub allow_private_callbacks: bool,
+    /// Webhook delivery: timeouts, backoff, retry window.
+    pub webhooks: crate::webhooks::WebhookConfig,
+    /// The adverse-media index and search.
+    pub media: crate::media::MediaConfig,
+    /// Risk-monitoring re-checks.
+    pub monitoring: crate::monitoring::MonitoringConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -132,6 +138,9 @@ impl Default for Config {
             identity: IdentityConfig::default(),
             reporting: ReportingConfig::default(),
             allow_private_callbacks: false,
+            webhooks: crate::webhooks::WebhookConfig::default(),
+            media: crate::media::MediaConfig::default(),
+            monitoring: crate::monitoring::MonitoringConfig::default(),
         }
     }
 }
@@ -277,6 +286,9 @@ impl Config {
             .chain(self.edd.problems())
             .chain(self.identity.problems())
             .chain(self.reporting.problems())
+            .chain(self.webhooks.problems())
+            .chain(self.media.problems())
+            .chain(self.monitoring.problems())
             .next()
         {
             return Err(ConfigError::Invalid { key, problem });
@@ -505,6 +517,28 @@ mod tests {
             .expect_err("upstream without a base URL");
         assert!(
             error.to_string().contains("identity.upstream.base_url"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn the_example_config_carries_the_async_aml_defaults_and_they_are_validated() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/vigil.example.toml");
+        let config = Config::load(Some(&path), &BTreeMap::new()).expect("example parses");
+        assert!(!config.allow_private_callbacks);
+        assert_eq!(config.webhooks, crate::webhooks::WebhookConfig::default());
+        assert_eq!(config.media, crate::media::MediaConfig::default());
+        assert_eq!(
+            config.monitoring,
+            crate::monitoring::MonitoringConfig::default()
+        );
+        let error = Config::load(None, &env(&[("VIGIL_WEBHOOKS__TIMEOUT_MS", "0")]))
+            .expect_err("a zero timeout is refused");
+        assert!(error.to_string().contains("webhooks.timeout_ms"), "{error}");
+        let error = Config::load(None, &env(&[("VIGIL_MEDIA__NAME_THRESHOLD", "20.5")]))
+            .expect_err("a name threshold below 50 is refused");
+        assert!(
+            error.to_string().contains("media.name_threshold"),
             "{error}"
         );
     }

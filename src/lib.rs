@@ -14,6 +14,10 @@
 //! registry or an upstream HTTP provider) and runs the CDD identity verifications on them;
 //! [`reporting`] fetches transaction records from a client's endpoint and builds goAML reports
 //! for the financial intelligence unit.
+//!
+//! Asynchronous AML sits on the same store: [`webhooks`] (the durable outbox, signed delivery with
+//! retries, SSRF checks), [`media`] (the adverse-media index and search) and [`monitoring`]
+//! (asynchronous sanction and adverse-media requests, risk-monitoring checks that keep watching).
 
 pub mod api;
 pub mod audit;
@@ -23,8 +27,10 @@ pub mod config;
 pub mod edd;
 pub mod engine;
 pub mod identity;
+pub mod media;
 pub mod metrics;
 pub mod model;
+pub mod monitoring;
 pub mod replay;
 pub mod reporting;
 pub mod screening;
@@ -32,3 +38,4 @@ pub mod server;
 pub mod sinks;
 pub mod sources;
 pub mod store;
+pub mod webhooks;

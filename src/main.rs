@@ -64,6 +64,11 @@ enum Command {
         #[command(subcommand)]
         command: RegistryCommand,
     },
+    /// Manage the adverse-media index.
+    Media {
+        #[command(subcommand)]
+        command: MediaCommand,
+    },
     /// Run a file of transactions (JSON lines, .gz allowed) through the engine offline.
     Replay {
         file: PathBuf,
@@ -81,6 +86,22 @@ enum Command {
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum MediaCommand {
+    /// Add articles from files: JSON lines or a JSON array (title, link, published, text), or
+    /// RSS / Atom / JSON Feed. Works while the service runs; its risk-monitoring checks re-run.
+    Import {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Search the index for adverse coverage of a name (token weights uniform: no lists loaded).
+    Search {
+        name: String,
+        #[arg(long, default_value_t = 10)]
+        limit: usize,
     },
 }
 
@@ -285,6 +306,40 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         kind.label(),
                         file.display()
                     );
+                }
+            }
+        }
+        Command::Media { command } => {
+            let settings = settings(&cli.common, None)?;
+            let media_config = settings.config.media.clone();
+            let dir = media_config.dir(&settings.config.data_dir);
+            let index = vigil::media::MediaIndex::open(&dir)
+                .with_context(|| format!("opening the adverse-media index in {}", dir.display()))?;
+            match command {
+                MediaCommand::Import { files } => {
+                    for file in files {
+                        let bytes = std::fs::read(&file)
+                            .with_context(|| format!("reading {}", file.display()))?;
+                        let articles = vigil::media::ingest::parse_file(&bytes)
+                            .with_context(|| format!("reading articles from {}", file.display()))?;
+                        let written = index
+                            .add(&articles)
+                            .with_context(|| format!("indexing {}", file.display()))?;
+                        println!("{}: {written} articles", file.display());
+                    }
+                    println!("the index holds {} articles", index.count());
+                }
+                MediaCommand::Search { name, limit } => {
+                    let hits = vigil::media::search::search(
+                        &index,
+                        &vigil::screening::index::ScreeningIndex::default(),
+                        &name,
+                        limit,
+                        media_config.name_threshold,
+                        media_config.candidates,
+                    )?;
+                    let result = vigil::media::search::result_json("cli", &name, limit, &hits);
+                    println!("{}", serde_json::to_string_pretty(&result)?);
                 }
             }
         }

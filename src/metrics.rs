@@ -46,6 +46,12 @@ pub struct Metrics {
     pub screening_list_failing: IntGaugeVec,
     pub screening_reloads: IntCounterVec,
     pub screening_build_seconds: Histogram,
+    /// Webhook deliveries waiting for their (next) attempt.
+    pub webhook_pending: IntGauge,
+    /// Webhook attempts by outcome: delivered, retried, dead.
+    pub webhook_deliveries: IntCounterVec,
+    /// Risk-monitoring re-checks that found new hits and queued a delivery.
+    pub monitoring_redeliveries: IntCounter,
 }
 
 fn register<C: prometheus::core::Collector + Clone + 'static>(
@@ -195,6 +201,33 @@ impl Metrics {
                 IntCounterVec::new(
                     Opts::new("screening_reloads_total", "Screening index rebuilds by result"),
                     &["result"],
+                )
+                .expect("valid"),
+            ),
+            webhook_pending: register(
+                r,
+                IntGauge::new(
+                    "webhook_deliveries_pending",
+                    "Webhook deliveries waiting for their next attempt",
+                )
+                .expect("valid"),
+            ),
+            webhook_deliveries: register(
+                r,
+                IntCounterVec::new(
+                    Opts::new(
+                        "webhook_deliveries_total",
+                        "Webhook delivery attempts by outcome (delivered, retried, dead)",
+                    ),
+                    &["result"],
+                )
+                .expect("valid"),
+            ),
+            monitoring_redeliveries: register(
+                r,
+                IntCounter::new(
+                    "monitoring_redeliveries_total",
+                    "Risk-monitoring re-checks that found new hits and queued a delivery",
                 )
                 .expect("valid"),
             ),

@@ -47,6 +47,8 @@ pub enum ServeError {
     Io(#[from] std::io::Error),
     #[error("engine stopped during start-up")]
     EngineClosed,
+    #[error(transparent)]
+    Media(#[from] crate::media::MediaError),
 }
 
 /// A running service, for tests: its address and a way to stop it.
@@ -137,6 +139,9 @@ async fn shutdown_signal() {
 struct Built {
     state: AppState,
     writer_task: tokio::task::JoinHandle<()>,
+    /// Stops the webhook worker and the asynchronous AML tasks.
+    background_stop: tokio::sync::watch::Sender<bool>,
+    background: Vec<tokio::task::JoinHandle<()>>,
     _watchers: (
         Option<notify::RecommendedWatcher>,
         Option<notify::RecommendedWatcher>,
@@ -165,11 +170,18 @@ async fn build(settings: Settings) -> Result<Built, ServeError> {
     let snapshot = Arc::new(ArcSwap::from_pointee(snapshot));
     let screening = start_screening(&store, &settings, snapshot.clone(), metrics.clone()).await?;
 
+    let webhooks = crate::webhooks::Webhooks::new(
+        store.clone(),
+        config.webhooks.clone(),
+        config.allow_private_callbacks,
+        metrics.clone(),
+    );
     let (writer, writer_task) = spawn_writer(
         store.clone(),
         metrics.clone(),
         config.store.max_batch,
         config.engine.queue_capacity,
+        Some(webhooks.clone()),
     );
     let options = EngineOptions {
         shards: settings.shards,
@@ -221,6 +233,26 @@ async fn build(settings: Settings) -> Result<Built, ServeError> {
     }
 
     let (identity, reporting) = start_identity_and_reporting(&store, &settings).await?;
+    // Asynchronous AML: the adverse-media index, the request processor and risk-monitoring
+    // re-checks, and the webhook delivery worker.
+    let media_dir = config.media.dir(&config.data_dir);
+    let media = tokio::task::spawn_blocking(move || crate::media::MediaIndex::open(&media_dir))
+        .await
+        .map_err(|e| ServeError::Io(std::io::Error::other(e.to_string())))??;
+    let aml = crate::monitoring::Aml::new(
+        store.clone(),
+        screening.clone(),
+        Arc::new(media),
+        config.media.clone(),
+        config.monitoring.clone(),
+        webhooks.clone(),
+    );
+    let (background_stop, stop) = tokio::sync::watch::channel(false);
+    let mut background = aml.spawn(stop.clone());
+    if config.webhooks.enabled {
+        background.push(crate::webhooks::spawn_worker(webhooks.clone(), stop));
+    }
+
     let state = AppState {
         settings: Arc::new(settings),
         store,
@@ -232,10 +264,14 @@ async fn build(settings: Settings) -> Result<Built, ServeError> {
         metrics,
         identity,
         reporting,
+        webhooks,
+        aml,
     };
     Ok(Built {
         state,
         writer_task,
+        background_stop,
+        background,
         _watchers: (watcher, lists_watcher),
     })
 }
@@ -409,6 +445,8 @@ async fn run(
     let Built {
         state,
         writer_task,
+        background_stop,
+        background,
         _watchers,
     } = built;
     let engine = state.engine.clone();
@@ -424,5 +462,10 @@ async fn run(
         Err(_) => tracing::warn!("engine still referenced at shutdown; not drained"),
     }
     let _ = writer_task.await;
+    // Webhook attempts in flight finish and are recorded; what is left stays in the outbox.
+    let _ = background_stop.send(true);
+    for task in background {
+        let _ = task.await;
+    }
     Ok(())
 }

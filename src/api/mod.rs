@@ -55,6 +55,10 @@ pub struct AppState {
     pub identity: Arc<crate::identity::IdentityService>,
     /// FIU reporting (issue 7).
     pub reporting: Arc<crate::reporting::ReportingService>,
+    /// Webhook configuration and the outbox's wake-up.
+    pub webhooks: crate::webhooks::Webhooks,
+    /// Asynchronous AML: requests, risk-monitoring checks, the adverse-media index.
+    pub aml: Arc<crate::monitoring::Aml>,
 }
 
 fn observed(
@@ -193,6 +197,8 @@ pub fn router(state: AppState) -> Router {
         ),
     ];
     let routes = routes.into_iter().chain(identity_and_reporting_routes());
+    // Asynchronous AML and webhooks (issue 6).
+    let routes = routes.into_iter().chain(async_aml_routes());
     for (path, handler) in routes {
         authed = authed.route(&path, observed(&m, &path, handler));
     }
@@ -268,6 +274,59 @@ fn identity_and_reporting_routes() -> Vec<(String, MethodRouter<AppState>)> {
         (
             "/api/v1/reporting/reports/{reportId}/goaml.xml".to_owned(),
             get(reports::xml),
+        ),
+    ]
+}
+
+/// Webhooks, asynchronous sanction and adverse-media requests, adverse-media articles and
+/// risk-monitoring checks.
+fn async_aml_routes() -> Vec<(String, MethodRouter<AppState>)> {
+    use crate::monitoring::api as aml;
+    use crate::webhooks::api as hooks;
+    vec![
+        (
+            "/api/v1/webhooks".to_owned(),
+            get(hooks::get_webhook).put(hooks::put_webhook),
+        ),
+        (
+            "/api/v1/webhooks/deliveries".to_owned(),
+            get(hooks::list_deliveries),
+        ),
+        (
+            "/api/v1/webhooks/deliveries/{id}".to_owned(),
+            get(hooks::get_delivery),
+        ),
+        (
+            "/api/v1/webhooks/deliveries/{id}/replay".to_owned(),
+            post(hooks::replay_delivery),
+        ),
+        (
+            "/api/v1/aml/sanction".to_owned(),
+            post(aml::sanction_request),
+        ),
+        (
+            "/api/v1/aml/sanction/{id}".to_owned(),
+            get(aml::sanction_fetch),
+        ),
+        (
+            "/api/v1/adverse-media".to_owned(),
+            post(aml::adverse_media_request),
+        ),
+        (
+            "/api/v1/adverse-media/{id}".to_owned(),
+            get(aml::adverse_media_fetch),
+        ),
+        (
+            "/api/v1/adverse-media/articles".to_owned(),
+            post(aml::ingest_articles),
+        ),
+        (
+            "/api/v1/aml/risk-monitoring".to_owned(),
+            post(aml::risk_register).get(aml::risk_list),
+        ),
+        (
+            "/api/v1/aml/risk-monitoring/{checkId}".to_owned(),
+            get(aml::risk_fetch).delete(aml::risk_cancel),
         ),
     ]
 }

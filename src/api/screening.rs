@@ -48,16 +48,16 @@ pub struct ScreenBody {
     pub page_size: Option<u32>,
 }
 
-struct Validated {
-    name: String,
-    threshold: f32,
-    country: Option<String>,
+pub(crate) struct Validated {
+    pub(crate) name: String,
+    pub(crate) threshold: f32,
+    pub(crate) country: Option<String>,
     birth_year: Option<i32>,
     page: u32,
     page_size: u32,
 }
 
-fn validate(body: ScreenBody) -> Result<Validated, ApiError> {
+pub(crate) fn validate(body: ScreenBody) -> Result<Validated, ApiError> {
     let mut errors = Vec::new();
     let name = body.name.unwrap_or_default();
     let trimmed = name.trim();

@@ -115,6 +115,8 @@ pub struct ListsManager {
     status: ArcSwap<ScreeningStatus>,
     /// Serialises reloads (watcher, signal, schedule and endpoint may fire together).
     slots: Mutex<Vec<ListSlot>>,
+    /// Counts index swaps, for those who act on a list change (risk monitoring re-checks).
+    swaps: tokio::sync::watch::Sender<u64>,
 }
 
 fn now_text() -> String {
@@ -182,6 +184,7 @@ impl ListsManager {
                 lists: Vec::new(),
             }),
             slots: Mutex::new(slots),
+            swaps: tokio::sync::watch::Sender::new(0),
             config,
         });
         manager.reload();
@@ -230,6 +233,7 @@ impl ListsManager {
                 lists: Vec::new(),
             }),
             slots: Mutex::new(Vec::new()),
+            swaps: tokio::sync::watch::Sender::new(0),
             config,
         })
     }
@@ -237,6 +241,11 @@ impl ListsManager {
     /// The screener serving now.
     pub fn current(&self) -> Arc<ListScreener> {
         self.current.load_full()
+    }
+
+    /// Changes every time a new index starts serving (a list was added, changed or removed).
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.swaps.subscribe()
     }
 
     pub fn status(&self) -> Arc<ScreeningStatus> {
@@ -408,6 +417,7 @@ impl ListsManager {
                 self.config.cache_entries,
             ));
             self.current.store(screener.clone());
+            self.swaps.send_modify(|swaps| *swaps += 1);
             if let Some(snapshot) = &self.snapshot {
                 snapshot.rcu(|current| Snapshot {
                     screener: screener.clone(),

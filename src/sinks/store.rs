@@ -13,6 +13,11 @@
 //! Cases: every decision in the batch that is stored for the first time and is not approved
 //! becomes an alert, and `cases::auto::open_or_append` opens or extends its case inside the same
 //! database transaction — a decision is never answered before its case exists.
+//!
+//! Webhooks: every asynchronous decision completed here, of a business with a webhook configured,
+//! is put in the webhook outbox (`webhooks::enqueue`) inside the same database transaction, so the
+//! result is durable for delivery the moment the decision is; the delivery worker is woken after
+//! the commit.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -25,6 +30,7 @@ use crate::engine::{DecisionSink, Intake, Outcome, Reply, ShardOutput, SinkError
 use crate::metrics::Metrics;
 use crate::model::{Decision, Transaction};
 use crate::store::{DecisionColumns, Store, StoreError, TransactionRow};
+use crate::webhooks::{self, NewDelivery, Webhooks};
 
 /// Work for the writer.
 pub enum WriteJob {
@@ -85,9 +91,10 @@ pub fn spawn_writer(
     metrics: Arc<Metrics>,
     max_batch: usize,
     capacity: usize,
+    outbox: Option<Webhooks>,
 ) -> (StoreSink, tokio::task::JoinHandle<()>) {
     let (jobs, queue) = mpsc::channel(capacity.max(1));
-    let handle = tokio::spawn(run_writer(store, metrics, queue, max_batch.max(1)));
+    let handle = tokio::spawn(run_writer(store, metrics, queue, max_batch.max(1), outbox));
     (StoreSink { jobs }, handle)
 }
 
@@ -96,6 +103,7 @@ async fn run_writer(
     metrics: Arc<Metrics>,
     mut queue: mpsc::Receiver<WriteJob>,
     max_batch: usize,
+    outbox: Option<Webhooks>,
 ) {
     let mut batch = Vec::with_capacity(max_batch);
     loop {
@@ -107,8 +115,13 @@ async fn run_writer(
         let mut delay = Duration::from_millis(50);
         let inserted = loop {
             let started = Instant::now();
-            match write_batch(&store, &batch, &encoded).await {
-                Ok(inserted) => {
+            match write_batch(&store, &batch, &encoded, outbox.is_some()).await {
+                Ok((inserted, queued)) => {
+                    if queued {
+                        if let Some(outbox) = &outbox {
+                            outbox.wake();
+                        }
+                    }
                     metrics.store_batch_size.observe(batch.len() as f64);
                     metrics
                         .store_commit_seconds
@@ -161,7 +174,8 @@ async fn write_batch(
     store: &Store,
     batch: &[WriteJob],
     encoded: &Encoded,
-) -> Result<Vec<String>, StoreError> {
+    outbox: bool,
+) -> Result<(Vec<String>, bool), StoreError> {
     let pending_ids: Vec<String> = batch
         .iter()
         .filter_map(|job| match job {
@@ -174,6 +188,7 @@ async fn write_batch(
     let mut pending_ids = pending_ids.iter();
     let mut rows = Vec::with_capacity(batch.len());
     let mut completions = Vec::new();
+    let mut results = Vec::new();
     let mut alerts = Vec::new();
     for (job, json) in batch.iter().zip(&encoded.decisions) {
         match job {
@@ -198,6 +213,7 @@ async fn write_batch(
                     alerts.push(alert);
                 }
                 if output.intake == Intake::Async {
+                    results.push((output.tenant, id, columns.json));
                     completions.push((id, columns));
                 } else {
                     rows.push(row(
@@ -240,8 +256,28 @@ async fn write_batch(
     if !alerts.is_empty() {
         open_or_append(&mut tx, &alerts, encoded.decided_at_ms).await?;
     }
+    let mut queued = false;
+    results.retain(|(_, id, _)| fresh.contains(id));
+    if outbox && !results.is_empty() {
+        let tenants: Vec<i64> = results.iter().map(|(tenant, _, _)| *tenant).collect();
+        let hooked = webhooks::with_webhook(&mut tx, &tenants).await?;
+        for (tenant, id, json) in results.iter().filter(|(t, _, _)| hooked.contains(t)) {
+            let body = format!(
+                r#"{{"type":"transaction monitoring","message":"Transaction processed","data":{json}}}"#
+            );
+            let delivery = NewDelivery {
+                business_id: *tenant,
+                event: webhooks::event::TRANSACTION,
+                record_id: id,
+                url: None,
+                body: &body,
+            };
+            webhooks::enqueue(&mut tx, &delivery, encoded.decided_at_ms).await?;
+            queued = true;
+        }
+    }
     tx.commit().await?;
-    Ok(inserted)
+    Ok((inserted, queued))
 }
 
 /// Keeps a statement under SQLite's default limit of 32,766 bound parameters.

@@ -9,6 +9,8 @@
 
 #![allow(dead_code)]
 
+pub mod receiver;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -67,6 +69,8 @@ pub struct Harness {
     pub database: String,
     /// The PostgreSQL database made for this test, if any (dropped with the harness).
     pub pg: Option<TestDatabase>,
+    /// Applied to the configuration at start and at every restart.
+    pub tweak: Option<fn(&mut Config)>,
 }
 
 /// Which database a test runs on.
@@ -269,6 +273,27 @@ impl Harness {
         harness
     }
 
+    /// Starts a service on `backend` with `tweak` applied to its configuration (also on restart).
+    pub async fn start_on_with(backend: Backend, tweak: fn(&mut Config)) -> Harness {
+        let dir = tempfile::tempdir().expect("tempdir");
+        write_test_pack(&dir.path().join("rules"));
+        let mut config = config_for(
+            dir.path(),
+            &dir.path().join("rules"),
+            &dir.path().join("no-fixtures"),
+        );
+        let (url, pg) = database_for(backend, dir.path()).await;
+        if pg.is_some() {
+            config.database_url = url;
+            config.store.pool_size = 4;
+        }
+        tweak(&mut config);
+        let mut harness = Harness::start_with(dir, config).await;
+        harness.pg = pg;
+        harness.tweak = Some(tweak);
+        harness
+    }
+
     pub async fn start_with(dir: tempfile::TempDir, config: Config) -> Harness {
         let settings = config.build().expect("settings");
         let database = settings.database_url.clone();
@@ -283,6 +308,7 @@ impl Harness {
             client: reqwest::Client::new(),
             database,
             pg: None,
+            tweak: None,
         }
     }
 
@@ -322,6 +348,9 @@ impl Harness {
         if self.pg.is_some() {
             config.database_url = self.database.clone();
             config.store.pool_size = 4;
+        }
+        if let Some(tweak) = self.tweak {
+            tweak(&mut config);
         }
         let settings = config.build().expect("settings");
         let running = vigil::server::start(settings)

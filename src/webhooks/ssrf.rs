@@ -1,0 +1,320 @@
+//! Server-side request forgery checks for webhook and callback URLs.
+//!
+//! A URL is checked when it is configured (webhook `PUT`, risk-monitoring `callbackUrl`) and again
+//! before every delivery attempt: the host is resolved and *every* address it resolves to is
+//! classified. The delivery then connects to exactly the checked addresses (reqwest's `resolve`
+//! override), so a DNS answer that changes between check and connect cannot point it elsewhere,
+//! and redirects are never followed.
+//!
+//! Classes: public addresses are always allowed; loopback and private ranges (RFC 1918, CGNAT
+//! 100.64.0.0/10, IPv6 unique-local and site-local) only with `allow_private_callbacks`;
+//! link-local (169.254.0.0/16, fe80::/10), cloud metadata addresses (169.254.169.254,
+//! fd00:ec2::254, 100.100.100.200), unspecified, broadcast, multicast, documentation, benchmarking
+//! and reserved ranges never. IPv4-mapped, IPv4-compatible, NAT64 and 6to4 IPv6 addresses are
+//! judged by the IPv4 address they carry.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+
+use thiserror::Error;
+
+/// Why a URL is refused.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum SsrfError {
+    #[error("is not a valid URL")]
+    Invalid,
+    #[error("must use http or https")]
+    Scheme,
+    #[error("must not carry a user name or password")]
+    Credentials,
+    #[error("has no host")]
+    NoHost,
+    #[error("host {0} does not resolve")]
+    Unresolved(String),
+    #[error("resolves to {0}, a {1} address, which is refused")]
+    Refused(IpAddr, &'static str),
+}
+
+/// What kind of address an IP is, for callback purposes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AddressClass {
+    Public,
+    /// Loopback, private and similar internal ranges: allowed only when configured.
+    Internal(&'static str),
+    /// Never allowed (link-local, metadata, unspecified, multicast, reserved …).
+    Forbidden(&'static str),
+}
+
+fn classify_v4(ip: Ipv4Addr) -> AddressClass {
+    use AddressClass::*;
+    let o = ip.octets();
+    if ip == Ipv4Addr::new(169, 254, 169, 254) || ip == Ipv4Addr::new(100, 100, 100, 200) {
+        return Forbidden("cloud metadata");
+    }
+    if ip.is_unspecified() || o[0] == 0 {
+        return Forbidden("unspecified");
+    }
+    if ip.is_link_local() {
+        return Forbidden("link-local");
+    }
+    if ip.is_broadcast() {
+        return Forbidden("broadcast");
+    }
+    if ip.is_multicast() {
+        return Forbidden("multicast");
+    }
+    if o[0] >= 240 {
+        return Forbidden("reserved");
+    }
+    if ip.is_documentation() {
+        return Forbidden("documentation");
+    }
+    if o[0] == 192 && o[1] == 0 && o[2] == 0 {
+        return Forbidden("protocol assignment");
+    }
+    if o[0] == 198 && (o[1] & 0xfe) == 18 {
+        return Forbidden("benchmarking");
+    }
+    if ip.is_loopback() {
+        return Internal("loopback");
+    }
+    if ip.is_private() {
+        return Internal("private");
+    }
+    if o[0] == 100 && (o[1] & 0xc0) == 64 {
+        return Internal("carrier-grade NAT");
+    }
+    Public
+}
+
+fn classify_v6(ip: Ipv6Addr) -> AddressClass {
+    use AddressClass::*;
+    let s = ip.segments();
+    if ip == Ipv6Addr::new(0xfd00, 0x0ec2, 0, 0, 0, 0, 0, 0x254) {
+        return Forbidden("cloud metadata");
+    }
+    if ip.is_unspecified() {
+        return Forbidden("unspecified");
+    }
+    if ip.is_loopback() {
+        return Internal("loopback");
+    }
+    // IPv4-mapped (::ffff:a.b.c.d) and IPv4-compatible (::a.b.c.d).
+    if s[0..5] == [0, 0, 0, 0, 0] && (s[5] == 0xffff || s[5] == 0) {
+        let v4 = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
+        return classify_v4(v4);
+    }
+    // NAT64 (64:ff9b::/96) carries an IPv4 address in its last 32 bits.
+    if s[0] == 0x64 && s[1] == 0xff9b && s[2..6] == [0, 0, 0, 0] {
+        let v4 = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
+        return classify_v4(v4);
+    }
+    // 6to4 (2002::/16) carries one in bits 16-48.
+    if s[0] == 0x2002 {
+        let v4 = Ipv4Addr::new((s[1] >> 8) as u8, s[1] as u8, (s[2] >> 8) as u8, s[2] as u8);
+        return classify_v4(v4);
+    }
+    if ip.is_multicast() {
+        return Forbidden("multicast");
+    }
+    if (s[0] & 0xffc0) == 0xfe80 {
+        return Forbidden("link-local");
+    }
+    if s[0] == 0x2001 && s[1] == 0x0db8 {
+        return Forbidden("documentation");
+    }
+    if (s[0] & 0xfe00) == 0xfc00 {
+        return Internal("unique-local");
+    }
+    if (s[0] & 0xffc0) == 0xfec0 {
+        return Internal("site-local");
+    }
+    Public
+}
+
+/// Classifies one address.
+pub fn classify(ip: IpAddr) -> AddressClass {
+    match ip {
+        IpAddr::V4(v4) => classify_v4(v4),
+        IpAddr::V6(v6) => classify_v6(v6),
+    }
+}
+
+/// Whether `ip` may be called; `Err` names its class.
+pub fn check_address(ip: IpAddr, allow_private: bool) -> Result<(), SsrfError> {
+    match classify(ip) {
+        AddressClass::Public => Ok(()),
+        AddressClass::Internal(_) if allow_private => Ok(()),
+        AddressClass::Internal(class) | AddressClass::Forbidden(class) => {
+            Err(SsrfError::Refused(ip, class))
+        }
+    }
+}
+
+/// Parses a callback URL and checks what can be checked without resolving it.
+pub fn parse_url(raw: &str) -> Result<url::Url, SsrfError> {
+    let url = url::Url::parse(raw.trim()).map_err(|_| SsrfError::Invalid)?;
+    if url.scheme() != "http" && url.scheme() != "https" {
+        return Err(SsrfError::Scheme);
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(SsrfError::Credentials);
+    }
+    if url.host().is_none() {
+        return Err(SsrfError::NoHost);
+    }
+    Ok(url)
+}
+
+/// A URL whose every address passed the check: connect only to `addrs`.
+#[derive(Debug, Clone)]
+pub struct CheckedUrl {
+    pub url: url::Url,
+    /// The host name as in the URL (without brackets), for the `resolve` override.
+    pub host: String,
+    pub addrs: Vec<SocketAddr>,
+}
+
+/// Resolves `raw`'s host and checks every address it resolves to.
+pub async fn resolve_checked(raw: &str, allow_private: bool) -> Result<CheckedUrl, SsrfError> {
+    let url = parse_url(raw)?;
+    let port = url.port_or_known_default().ok_or(SsrfError::NoHost)?;
+    let (host, addrs) = match url.host() {
+        None => return Err(SsrfError::NoHost),
+        Some(url::Host::Ipv4(ip)) => (ip.to_string(), vec![SocketAddr::new(ip.into(), port)]),
+        Some(url::Host::Ipv6(ip)) => (ip.to_string(), vec![SocketAddr::new(ip.into(), port)]),
+        Some(url::Host::Domain(name)) => {
+            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((name, port))
+                .await
+                .map_err(|_| SsrfError::Unresolved(name.to_owned()))?
+                .collect();
+            if addrs.is_empty() {
+                return Err(SsrfError::Unresolved(name.to_owned()));
+            }
+            (name.to_owned(), addrs)
+        }
+    };
+    for addr in &addrs {
+        check_address(addr.ip(), allow_private)?;
+    }
+    Ok(CheckedUrl { url, host, addrs })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn class(ip: &str) -> AddressClass {
+        classify(ip.parse().expect("an address"))
+    }
+
+    #[test]
+    fn public_addresses_are_allowed_without_configuration() {
+        for ip in ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", "100.128.0.1"] {
+            assert_eq!(class(ip), AddressClass::Public, "{ip}");
+            assert!(
+                check_address(ip.parse().expect("ip"), false).is_ok(),
+                "{ip}"
+            );
+        }
+    }
+
+    #[test]
+    fn loopback_private_cgnat_and_unique_local_need_allow_private_callbacks() {
+        for ip in [
+            "127.0.0.1",
+            "127.8.9.10",
+            "10.1.2.3",
+            "172.16.0.1",
+            "172.31.255.255",
+            "192.168.1.1",
+            "100.64.0.1",
+            "100.127.255.254",
+            "::1",
+            "fd12:3456::1",
+            "fc00::1",
+            "fec0::1",
+            "::ffff:10.0.0.1",
+            "::ffff:127.0.0.1",
+        ] {
+            assert!(matches!(class(ip), AddressClass::Internal(_)), "{ip}");
+            assert!(
+                check_address(ip.parse().expect("ip"), false).is_err(),
+                "{ip}"
+            );
+            assert!(check_address(ip.parse().expect("ip"), true).is_ok(), "{ip}");
+        }
+    }
+
+    #[test]
+    fn link_local_metadata_and_special_addresses_are_refused_even_when_private_is_allowed() {
+        for ip in [
+            "169.254.169.254",
+            "169.254.1.1",
+            "100.100.100.200",
+            "fd00:ec2::254",
+            "fe80::1",
+            "0.0.0.0",
+            "0.1.2.3",
+            "::",
+            "255.255.255.255",
+            "224.0.0.1",
+            "ff02::1",
+            "240.0.0.1",
+            "192.0.2.10",
+            "198.18.0.1",
+            "192.0.0.170",
+            "2001:db8::1",
+            "::ffff:169.254.169.254",
+            "64:ff9b::a9fe:a9fe",
+            "2002:a9fe:a9fe::1",
+        ] {
+            assert!(matches!(class(ip), AddressClass::Forbidden(_)), "{ip}");
+            assert!(
+                check_address(ip.parse().expect("ip"), true).is_err(),
+                "{ip}"
+            );
+        }
+    }
+
+    #[test]
+    fn embedded_ipv4_addresses_are_judged_by_the_address_they_carry() {
+        assert_eq!(class("::ffff:8.8.8.8"), AddressClass::Public);
+        assert_eq!(class("64:ff9b::808:808"), AddressClass::Public);
+        assert!(matches!(
+            class("2002:0a00:0001::1"),
+            AddressClass::Internal("private")
+        ));
+    }
+
+    #[test]
+    fn urls_other_than_plain_http_and_https_are_refused() {
+        assert_eq!(parse_url("ftp://example.com/x"), Err(SsrfError::Scheme));
+        assert_eq!(parse_url("not a url"), Err(SsrfError::Invalid));
+        assert_eq!(
+            parse_url("https://user:pw@example.com/"),
+            Err(SsrfError::Credentials)
+        );
+        assert!(parse_url("https://hooks.example.com/vigil").is_ok());
+    }
+
+    #[tokio::test]
+    async fn resolution_checks_the_address_of_literal_and_named_hosts() {
+        let refused = resolve_checked("http://169.254.169.254/latest/meta-data", true)
+            .await
+            .expect_err("metadata refused");
+        assert!(matches!(refused, SsrfError::Refused(_, "cloud metadata")));
+        let refused = resolve_checked("http://localhost:9/hook", false)
+            .await
+            .expect_err("loopback name refused without the setting");
+        assert!(matches!(refused, SsrfError::Refused(_, "loopback")));
+        let allowed = resolve_checked("http://localhost:9/hook", true)
+            .await
+            .expect("loopback name allowed with the setting");
+        assert!(allowed.addrs.iter().all(|a| a.ip().is_loopback()));
+        assert_eq!(allowed.host, "localhost");
+        let allowed = resolve_checked("http://[::1]:9/hook", true)
+            .await
+            .expect("v6 literal");
+        assert_eq!(allowed.addrs[0].port(), 9);
+    }
+}
