@@ -410,15 +410,10 @@ pub async fn list(
         .iter()
         .map(case_from_row)
         .collect::<Result<Vec<_>, _>>()?;
-    let next = if cases.len() > filter.limit as usize {
-        cases.truncate(filter.limit as usize);
-        cases.last().map(|c| Cursor {
-            created_at_ms: c.created_at_ms,
-            id: c.id.clone(),
-        })
-    } else {
-        None
-    };
+    let next = crate::store::page::finish_page(&mut cases, filter.limit as usize, |c| Cursor {
+        created_at_ms: c.created_at_ms,
+        id: c.id.clone(),
+    });
     let ids: Vec<String> = cases.iter().map(|c| c.id.clone()).collect();
     let mut kids = children(&mut conn, business_id, &ids).await?;
     let directory = analysts::directory(&mut conn, business_id).await?;

@@ -261,15 +261,10 @@ pub async fn list(
         .iter()
         .map(request_from_row)
         .collect::<Result<Vec<_>, _>>()?;
-    let next = if requests.len() > filter.limit as usize {
-        requests.truncate(filter.limit as usize);
-        requests.last().map(|r| Cursor {
-            created_at_ms: r.created_at_ms,
-            id: r.id.clone(),
-        })
-    } else {
-        None
-    };
+    let next = crate::store::page::finish_page(&mut requests, filter.limit as usize, |r| Cursor {
+        created_at_ms: r.created_at_ms,
+        id: r.id.clone(),
+    });
     let mut views = Vec::with_capacity(requests.len());
     for request in requests {
         views.push(view(&mut conn, business_id, request).await?);

@@ -46,6 +46,20 @@ pub fn after_cursor(sql: &mut String, next: usize) -> usize {
     next + 2
 }
 
+/// Ends a page fetched with one row more than `limit`: drops the extra row and returns the
+/// cursor of the page's last row when there is more to read.
+pub fn finish_page<T>(
+    rows: &mut Vec<T>,
+    limit: usize,
+    position: impl Fn(&T) -> Cursor,
+) -> Option<Cursor> {
+    if rows.len() <= limit {
+        return None;
+    }
+    rows.truncate(limit);
+    rows.last().map(position)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
