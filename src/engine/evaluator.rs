@@ -52,6 +52,9 @@ pub struct Evaluator {
     recent: Vec<Event>,
     limits: StateLimits,
     clock: fn() -> i64,
+    /// Check every evaluation against the Rhai interpreter (fixtures; see [`Self::checking_native`]).
+    check_native: bool,
+    native_checks: u64,
 }
 
 pub fn wall_clock_ms() -> i64 {
@@ -83,7 +86,22 @@ impl Evaluator {
             recent: Vec::new(),
             limits,
             clock: wall_clock_ms,
+            check_native: false,
+            native_checks: 0,
         }
+    }
+
+    /// Also evaluates every transaction in the Rhai interpreter alone and records any
+    /// disagreement with the native path as an error of the rule (the fixture runner uses this,
+    /// so every pack is checked on its fixtures before it goes live).
+    pub fn checking_native(mut self) -> Self {
+        self.check_native = true;
+        self
+    }
+
+    /// How many evaluations were checked against the interpreter.
+    pub fn native_checks(&self) -> u64 {
+        self.native_checks
     }
 
     /// Uses `clock` for `evaluatedAt` (fixtures and tests pin it).
@@ -196,7 +214,12 @@ impl Evaluator {
             screening: screening.facts,
         });
         let rules = &snapshot.rules;
-        let evaluation = rules.evaluate(&input, &mut self.scope);
+        let mut evaluation = rules.evaluate(&input, &mut self.scope);
+        if self.check_native {
+            self.native_checks += 1;
+            let disagreements = rules.disagreements(&evaluation, &input, &mut self.scope);
+            evaluation.errors.extend(disagreements);
+        }
         if let Some(observer) = observer {
             observer.observe(rules, &evaluation);
         }

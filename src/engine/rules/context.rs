@@ -3,13 +3,16 @@
 //!
 //! Each view (`tx`, `user`, `agg`, `limits`, `device`, `location`, `counterparty`, `lists`,
 //! `screening`) wraps the same `Arc<RuleInput>`, so putting them in scope costs nine reference
-//! count increments per event and no copying. Properties are plain getters resolved by Rhai's
-//! function cache; strings are only materialised when a rule reads them. The property list is the
-//! rule authors' reference and is documented in `rules/README.md`.
+//! count increments per event and no copying. Every property is one entry of a table of typed
+//! getters ([`View::properties`]); Rhai's property getters and the native rule path
+//! ([`super::native`]) both read through that table, so they see the same values. Strings are only
+//! materialised for Rhai when a rule reads them. The property list is the rule authors' reference
+//! and is documented in `rules/README.md`.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
-use rhai::{Engine, ImmutableString, INT};
+use rhai::{Engine, ImmutableString, FLOAT, INT};
 
 use crate::engine::state::{Aggregates, Event, W_1H, W_24H, W_30D, W_7D};
 use crate::model::transaction::parse_datetime_ms;
@@ -95,138 +98,608 @@ pub const SCOPE_NAMES: [&str; 9] = [
     "screening",
 ];
 
-fn text(value: Option<&str>) -> ImmutableString {
-    value.map(ImmutableString::from).unwrap_or_default()
+fn text(value: Option<&str>) -> &str {
+    value.unwrap_or("")
 }
 
 fn flag(value: Option<bool>) -> bool {
     value.unwrap_or(false)
 }
 
-macro_rules! getters {
-    ($engine:expr, $view:ty, { $($prop:literal => |$input:ident| $body:expr),* $(,)? }) => {
+/// How one property of a view is read. The same table serves Rhai's property getters and the
+/// native (compiled) rule path, so both read exactly the same value.
+#[derive(Clone, Copy)]
+pub enum Getter {
+    Bool(fn(&RuleInput) -> bool),
+    Int(fn(&RuleInput) -> INT),
+    Float(fn(&RuleInput) -> FLOAT),
+    Str(for<'a> fn(&'a RuleInput) -> &'a str),
+    /// A string the input already holds as a Rhai string (no copy for the interpreter).
+    Shared(for<'a> fn(&'a RuleInput) -> &'a ImmutableString),
+}
+
+/// The views a rule sees, by scope variable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    Tx,
+    User,
+    Agg,
+    Limits,
+    Device,
+    Location,
+    Counterparty,
+    Lists,
+    Screening,
+}
+
+impl View {
+    /// The view bound to a scope variable name.
+    pub fn named(name: &str) -> Option<View> {
+        Some(match name {
+            "tx" => View::Tx,
+            "user" => View::User,
+            "agg" => View::Agg,
+            "limits" => View::Limits,
+            "device" => View::Device,
+            "location" => View::Location,
+            "counterparty" => View::Counterparty,
+            "lists" => View::Lists,
+            "screening" => View::Screening,
+            _ => return None,
+        })
+    }
+
+    /// The view's properties.
+    pub fn properties(self) -> &'static [(&'static str, Getter)] {
+        match self {
+            View::Tx => TX_PROPERTIES,
+            View::User => USER_PROPERTIES,
+            View::Agg => AGG_PROPERTIES,
+            View::Limits => LIMITS_PROPERTIES,
+            View::Device => DEVICE_PROPERTIES,
+            View::Location => LOCATION_PROPERTIES,
+            View::Counterparty => COUNTERPARTY_PROPERTIES,
+            View::Lists => LISTS_PROPERTIES,
+            View::Screening => SCREENING_PROPERTIES,
+        }
+    }
+
+    /// The getter of property `name`, if the view has one.
+    pub fn property(self, name: &str) -> Option<Getter> {
+        self.properties()
+            .iter()
+            .find(|(prop, _)| *prop == name)
+            .map(|(_, getter)| *getter)
+    }
+}
+
+static TX_PROPERTIES: &[(&str, Getter)] = &[
+    ("amount", Getter::Float(|i| i.tx.amount)),
+    ("reference", Getter::Str(|i| i.tx.reference.as_str())),
+    ("type", Getter::Str(|i| text(i.tx.data().kind.as_deref()))),
+    (
+        "is_debit",
+        Getter::Bool(|i| i.tx.direction == Direction::Debit),
+    ),
+    (
+        "is_credit",
+        Getter::Bool(|i| i.tx.direction == Direction::Credit),
+    ),
+    (
+        "channel",
+        Getter::Str(|i| text(i.tx.data().channel.as_deref())),
+    ),
+    (
+        "currency",
+        Getter::Str(|i| text(i.tx.data().currency.as_deref())),
+    ),
+    (
+        "narration",
+        Getter::Str(|i| text(i.tx.data().narration.as_deref())),
+    ),
+    (
+        "sender_account",
+        Getter::Str(|i| text(i.tx.data().sender_account.as_deref())),
+    ),
+    (
+        "receiver_account",
+        Getter::Str(|i| text(i.tx.data().receiver_account.as_deref())),
+    ),
+    (
+        "vas_receiver",
+        Getter::Str(|i| text(i.tx.data().vas_receiver.as_deref())),
+    ),
+    (
+        "has_balance",
+        Getter::Bool(|i| i.tx.data().balance_before.is_some()),
+    ),
+    (
+        "balance_before",
+        Getter::Float(|i| i.tx.data().balance_before.unwrap_or(0.0)),
+    ),
+    (
+        "is_external",
+        Getter::Bool(|i| flag(i.tx.data().is_external_payment)),
+    ),
+    ("is_cheque", Getter::Bool(|i| flag(i.tx.data().is_cheque))),
+    ("is_refund", Getter::Bool(|i| flag(i.tx.data().refund))),
+    (
+        "is_internal_account",
+        Getter::Bool(|i| flag(i.tx.data().is_internal_account)),
+    ),
+    (
+        "is_staff_account",
+        Getter::Bool(|i| flag(i.tx.data().is_staff_account)),
+    ),
+    (
+        "is_dormant_account",
+        Getter::Bool(|i| flag(i.tx.data().is_dormant_account)),
+    ),
+    (
+        "succeeded",
+        Getter::Bool(|i| i.tx.data().status.unwrap_or(true)),
+    ),
+    (
+        "scheme",
+        Getter::Str(|i| text(i.tx.data().transaction_scheme.as_deref())),
+    ),
+    (
+        "usd_amount",
+        Getter::Float(|i| {
+            i.tx.data()
+                .usd_exchange_rate
+                .map(|r| i.tx.amount * r)
+                .unwrap_or(-1.0)
+        }),
+    ),
+    (
+        "hour",
+        Getter::Int(|i| i.seconds().rem_euclid(86_400) / 3_600),
+    ),
+    // 0 = Monday
+    (
+        "weekday",
+        Getter::Int(|i| (i.seconds().div_euclid(86_400) + 3).rem_euclid(7)),
+    ),
+    ("timestamp", Getter::Int(|i| i.seconds())),
+    ("future_dated", Getter::Bool(|i| i.tx.future_dated)),
+    (
+        "is_new_beneficiary",
+        Getter::Bool(|i| {
+            flag(
+                i.tx.payload
+                    .beneficiary
+                    .as_ref()
+                    .and_then(|b| b.is_new_beneficiary),
+            )
+        }),
+    ),
+    (
+        "is_registered_beneficiary",
+        Getter::Bool(|i| {
+            flag(
+                i.tx.payload
+                    .beneficiary
+                    .as_ref()
+                    .and_then(|b| b.is_registered_beneficiary),
+            )
+        }),
+    ),
+    (
+        "ip_address",
+        Getter::Str(|i| text(i.tx.payload.ip_address.as_deref())),
+    ),
+    (
+        "card_pan",
+        Getter::Str(|i| {
+            text(
+                i.tx.payload
+                    .third_party_user_data
+                    .as_ref()
+                    .and_then(|t| t.card_pan.as_deref()),
+            )
+        }),
+    ),
+];
+
+static USER_PROPERTIES: &[(&str, Getter)] = &[
+    ("id", Getter::Str(|i| i.tx.user_id.as_str())),
+    (
+        "account_type",
+        Getter::Str(|i| text(i.tx.user().account_type.as_deref())),
+    ),
+    (
+        "business_category",
+        Getter::Str(|i| text(i.tx.user().business_category.as_deref())),
+    ),
+    (
+        "country",
+        Getter::Str(|i| text(i.tx.user().country.as_deref())),
+    ),
+    ("state", Getter::Str(|i| text(i.tx.user().state.as_deref()))),
+    ("city", Getter::Str(|i| text(i.tx.user().city.as_deref()))),
+    (
+        "occupation",
+        Getter::Str(|i| text(i.tx.user().occupation.as_deref())),
+    ),
+    ("age", Getter::Float(|i| i.tx.user().age.unwrap_or(-1.0))),
+    ("is_banned", Getter::Bool(|i| flag(i.tx.user().is_banned))),
+    (
+        "is_identity_verified",
+        Getter::Bool(|i| flag(i.tx.user().is_identity_verified)),
+    ),
+    (
+        "is_phone_verified",
+        Getter::Bool(|i| flag(i.tx.user().is_phone_number_verified)),
+    ),
+    ("is_pep", Getter::Bool(|i| flag(i.tx.user().pep_status))),
+    (
+        "account_age_days",
+        Getter::Float(|i| match i.tx.date_joined_ms {
+            Some(joined) => (i.tx.event_time_ms - joined) as f64 / 86_400_000.0,
+            None => -1.0,
+        }),
+    ),
+    (
+        "dob_age_years",
+        Getter::Float(|i| {
+            i.tx.user()
+                .dob
+                .as_deref()
+                .and_then(parse_datetime_ms)
+                .map(|dob| (i.tx.event_time_ms - dob) as f64 / (365.25 * 86_400_000.0))
+                .unwrap_or(-1.0)
+        }),
+    ),
+    ("is_new", Getter::Bool(|i| i.agg.history_count == 0)),
+];
+
+static AGG_PROPERTIES: &[(&str, Getter)] = &[
+    (
+        "debit_count_1h",
+        Getter::Int(|i| INT::from(i.agg.debit_count[W_1H])),
+    ),
+    (
+        "debit_count_24h",
+        Getter::Int(|i| INT::from(i.agg.debit_count[W_24H])),
+    ),
+    (
+        "debit_count_7d",
+        Getter::Int(|i| INT::from(i.agg.debit_count[W_7D])),
+    ),
+    (
+        "debit_count_30d",
+        Getter::Int(|i| INT::from(i.agg.debit_count[W_30D])),
+    ),
+    ("debit_sum_1h", Getter::Float(|i| i.agg.debit_sum[W_1H])),
+    ("debit_sum_24h", Getter::Float(|i| i.agg.debit_sum[W_24H])),
+    ("debit_sum_7d", Getter::Float(|i| i.agg.debit_sum[W_7D])),
+    ("debit_sum_30d", Getter::Float(|i| i.agg.debit_sum[W_30D])),
+    (
+        "credit_count_1h",
+        Getter::Int(|i| INT::from(i.agg.credit_count[W_1H])),
+    ),
+    (
+        "credit_count_24h",
+        Getter::Int(|i| INT::from(i.agg.credit_count[W_24H])),
+    ),
+    (
+        "credit_count_7d",
+        Getter::Int(|i| INT::from(i.agg.credit_count[W_7D])),
+    ),
+    (
+        "credit_count_30d",
+        Getter::Int(|i| INT::from(i.agg.credit_count[W_30D])),
+    ),
+    ("credit_sum_1h", Getter::Float(|i| i.agg.credit_sum[W_1H])),
+    ("credit_sum_24h", Getter::Float(|i| i.agg.credit_sum[W_24H])),
+    ("credit_sum_7d", Getter::Float(|i| i.agg.credit_sum[W_7D])),
+    ("credit_sum_30d", Getter::Float(|i| i.agg.credit_sum[W_30D])),
+    (
+        "distinct_counterparties_24h",
+        Getter::Int(|i| INT::from(i.agg.distinct_counterparties_24h)),
+    ),
+    (
+        "distinct_receivers_24h",
+        Getter::Int(|i| INT::from(i.agg.distinct_receivers_24h)),
+    ),
+    (
+        "distinct_senders_24h",
+        Getter::Int(|i| INT::from(i.agg.distinct_senders_24h)),
+    ),
+    (
+        "daily_debit_total",
+        Getter::Float(|i| i.agg.daily_debit_total),
+    ),
+    (
+        "seconds_since_last",
+        Getter::Float(|i| i.agg.seconds_since_last),
+    ),
+    (
+        "days_since_last_active",
+        Getter::Float(|i| i.agg.days_since_last_active),
+    ),
+    (
+        "days_since_first_seen",
+        Getter::Float(|i| i.agg.days_since_first_seen),
+    ),
+    ("distance_km", Getter::Float(|i| i.agg.distance_km)),
+    (
+        "travel_speed_kmh",
+        Getter::Float(|i| i.agg.travel_speed_kmh),
+    ),
+    (
+        "history_count",
+        Getter::Int(|i| INT::from(i.agg.history_count)),
+    ),
+    (
+        "closest_credit_ratio_24h",
+        Getter::Float(|i| i.agg.closest_credit_ratio_24h),
+    ),
+    (
+        "closest_credit_age_minutes",
+        Getter::Float(|i| i.agg.closest_credit_age_minutes),
+    ),
+    (
+        "counterparty_seen_24h",
+        Getter::Bool(|i| i.agg.counterparty_seen_24h),
+    ),
+];
+
+static LIMITS_PROPERTIES: &[(&str, Getter)] = &[
+    (
+        "has_daily",
+        Getter::Bool(|i| limit(i, |l| l.daily_limit).is_some()),
+    ),
+    (
+        "has_overdraft",
+        Getter::Bool(|i| limit(i, |l| l.overdraft_limit).is_some()),
+    ),
+    (
+        "has_individual",
+        Getter::Bool(|i| limit(i, |l| l.individual_transaction_limit).is_some()),
+    ),
+    (
+        "daily",
+        Getter::Float(|i| limit(i, |l| l.daily_limit).unwrap_or(0.0)),
+    ),
+    (
+        "overdraft",
+        Getter::Float(|i| limit(i, |l| l.overdraft_limit).unwrap_or(0.0)),
+    ),
+    (
+        "individual",
+        Getter::Float(|i| limit(i, |l| l.individual_transaction_limit).unwrap_or(0.0)),
+    ),
+];
+
+static DEVICE_PROPERTIES: &[(&str, Getter)] = &[
+    ("present", Getter::Bool(|i| i.tx.device_id().is_some())),
+    ("id", Getter::Str(|i| text(i.tx.device_id()))),
+    ("is_new", Getter::Bool(|i| i.device_is_new)),
+    (
+        "is_known",
+        Getter::Bool(|i| i.tx.device_id().is_some() && !i.device_is_new),
+    ),
+    ("known_count", Getter::Int(|i| i.known_devices as INT)),
+    (
+        "os_name",
+        Getter::Str(|i| {
+            text(
+                i.tx.payload
+                    .device
+                    .as_ref()
+                    .and_then(|d| d.os_name.as_deref()),
+            )
+        }),
+    ),
+    (
+        "manufacturer",
+        Getter::Str(|i| {
+            text(
+                i.tx.payload
+                    .device
+                    .as_ref()
+                    .and_then(|d| d.manufacturer.as_deref()),
+            )
+        }),
+    ),
+];
+
+static LOCATION_PROPERTIES: &[(&str, Getter)] = &[
+    ("present", Getter::Bool(|i| i.tx.coordinates.is_some())),
+    (
+        "latitude",
+        Getter::Float(|i| i.tx.coordinates.map(|c| c.0).unwrap_or(0.0)),
+    ),
+    (
+        "longitude",
+        Getter::Float(|i| i.tx.coordinates.map(|c| c.1).unwrap_or(0.0)),
+    ),
+    (
+        "country",
+        Getter::Str(|i| {
+            text(
+                i.tx.payload
+                    .location
+                    .as_ref()
+                    .and_then(|l| l.country.as_deref()),
+            )
+        }),
+    ),
+];
+
+static COUNTERPARTY_PROPERTIES: &[(&str, Getter)] = &[
+    (
+        "account",
+        Getter::Str(|i| text(i.tx.counterparty_account())),
+    ),
+    (
+        "name",
+        Getter::Str(|i| {
+            text(
+                i.tx.payload
+                    .counterparty_data
+                    .as_ref()
+                    .and_then(|c| c.name.as_deref()),
+            )
+        }),
+    ),
+    (
+        "country",
+        Getter::Str(|i| {
+            text(
+                i.tx.payload
+                    .counterparty_data
+                    .as_ref()
+                    .and_then(|c| c.country.as_deref()),
+            )
+        }),
+    ),
+    (
+        "bank_country",
+        Getter::Str(|i| {
+            text(
+                i.tx.payload
+                    .counterparty_data
+                    .as_ref()
+                    .and_then(|c| c.bank_country.as_deref()),
+            )
+        }),
+    ),
+    (
+        "bank_code",
+        Getter::Str(|i| {
+            text(
+                i.tx.payload
+                    .counterparty_data
+                    .as_ref()
+                    .and_then(|c| c.bank_code.as_deref()),
+            )
+        }),
+    ),
+    (
+        "account_type",
+        Getter::Str(|i| {
+            text(
+                i.tx.payload
+                    .counterparty_data
+                    .as_ref()
+                    .and_then(|c| c.account_type.as_deref()),
+            )
+        }),
+    ),
+];
+
+static LISTS_PROPERTIES: &[(&str, Getter)] = &[
+    ("user", Getter::Bool(|i| i.lists.user)),
+    ("sender_account", Getter::Bool(|i| i.lists.sender_account)),
+    (
+        "receiver_account",
+        Getter::Bool(|i| i.lists.receiver_account),
+    ),
+    (
+        "account",
+        Getter::Bool(|i| i.lists.sender_account || i.lists.receiver_account),
+    ),
+    ("device", Getter::Bool(|i| i.lists.device)),
+    ("vas_receiver", Getter::Bool(|i| i.lists.vas_receiver)),
+];
+
+static SCREENING_PROPERTIES: &[(&str, Getter)] = &[
+    (
+        "sender_sanction",
+        Getter::Shared(|i| &i.screening.sender_sanction),
+    ),
+    ("sender_pep", Getter::Shared(|i| &i.screening.sender_pep)),
+    (
+        "receiver_sanction",
+        Getter::Shared(|i| &i.screening.receiver_sanction),
+    ),
+    (
+        "receiver_pep",
+        Getter::Shared(|i| &i.screening.receiver_pep),
+    ),
+];
+
+/// A view type Rhai sees: every view wraps the same input.
+trait ViewType: Clone + Send + Sync + 'static {
+    const VIEW: View;
+    fn input(&self) -> &RuleInput;
+}
+
+macro_rules! view_type {
+    ($($name:ident => $view:expr),* $(,)?) => {
         $(
-            $engine.register_get($prop, |view: &mut $view| {
-                let $input: &RuleInput = &view.0;
-                $body
-            });
+            impl ViewType for $name {
+                const VIEW: View = $view;
+                fn input(&self) -> &RuleInput {
+                    &self.0
+                }
+            }
         )*
     };
 }
 
+view_type!(
+    TxView => View::Tx,
+    UserView => View::User,
+    AggView => View::Agg,
+    LimitsView => View::Limits,
+    DeviceView => View::Device,
+    LocationView => View::Location,
+    CounterpartyView => View::Counterparty,
+    ListsView => View::Lists,
+    ScreeningView => View::Screening,
+);
+
+fn register_view<V: ViewType>(engine: &mut Engine, type_name: &str) {
+    engine.register_type_with_name::<V>(type_name);
+    for (name, getter) in V::VIEW.properties() {
+        match *getter {
+            Getter::Bool(get) => {
+                engine.register_get(name, move |view: &mut V| get(view.input()));
+            }
+            Getter::Int(get) => {
+                engine.register_get(name, move |view: &mut V| get(view.input()));
+            }
+            Getter::Float(get) => {
+                engine.register_get(name, move |view: &mut V| get(view.input()));
+            }
+            Getter::Str(get) => {
+                engine.register_get(name, move |view: &mut V| {
+                    ImmutableString::from(get(view.input()))
+                });
+            }
+            Getter::Shared(get) => {
+                engine.register_get(name, move |view: &mut V| get(view.input()).clone());
+            }
+        }
+    }
+}
+
 /// Registers the view types and their properties on a rule engine.
 pub fn register(engine: &mut Engine) {
-    engine.register_type_with_name::<TxView>("Transaction");
-    engine.register_type_with_name::<UserView>("User");
-    engine.register_type_with_name::<AggView>("Aggregates");
-    engine.register_type_with_name::<LimitsView>("Limits");
-    engine.register_type_with_name::<DeviceView>("Device");
-    engine.register_type_with_name::<LocationView>("Location");
-    engine.register_type_with_name::<CounterpartyView>("Counterparty");
-    engine.register_type_with_name::<ListsView>("Lists");
-    engine.register_type_with_name::<ScreeningView>("Screening");
+    register_view::<TxView>(engine, "Transaction");
+    register_view::<UserView>(engine, "User");
+    register_view::<AggView>(engine, "Aggregates");
+    register_view::<LimitsView>(engine, "Limits");
+    register_view::<DeviceView>(engine, "Device");
+    register_view::<LocationView>(engine, "Location");
+    register_view::<CounterpartyView>(engine, "Counterparty");
+    register_view::<ListsView>(engine, "Lists");
+    register_view::<ScreeningView>(engine, "Screening");
 
-    getters!(engine, TxView, {
-        "amount" => |i| i.tx.amount,
-        "reference" => |i| ImmutableString::from(i.tx.reference.as_str()),
-        "type" => |i| text(i.tx.data().kind.as_deref()),
-        "is_debit" => |i| i.tx.direction == Direction::Debit,
-        "is_credit" => |i| i.tx.direction == Direction::Credit,
-        "channel" => |i| text(i.tx.data().channel.as_deref()),
-        "currency" => |i| text(i.tx.data().currency.as_deref()),
-        "narration" => |i| text(i.tx.data().narration.as_deref()),
-        "sender_account" => |i| text(i.tx.data().sender_account.as_deref()),
-        "receiver_account" => |i| text(i.tx.data().receiver_account.as_deref()),
-        "vas_receiver" => |i| text(i.tx.data().vas_receiver.as_deref()),
-        "has_balance" => |i| i.tx.data().balance_before.is_some(),
-        "balance_before" => |i| i.tx.data().balance_before.unwrap_or(0.0),
-        "is_external" => |i| flag(i.tx.data().is_external_payment),
-        "is_cheque" => |i| flag(i.tx.data().is_cheque),
-        "is_refund" => |i| flag(i.tx.data().refund),
-        "is_internal_account" => |i| flag(i.tx.data().is_internal_account),
-        "is_staff_account" => |i| flag(i.tx.data().is_staff_account),
-        "is_dormant_account" => |i| flag(i.tx.data().is_dormant_account),
-        "succeeded" => |i| i.tx.data().status.unwrap_or(true),
-        "scheme" => |i| text(i.tx.data().transaction_scheme.as_deref()),
-        "usd_amount" => |i| i.tx.data().usd_exchange_rate.map(|r| i.tx.amount * r).unwrap_or(-1.0),
-        "hour" => |i| i.seconds().rem_euclid(86_400) / 3_600,
-        "weekday" => |i| (i.seconds().div_euclid(86_400) + 3).rem_euclid(7), // 0 = Monday
-        "timestamp" => |i| i.seconds(),
-        "future_dated" => |i| i.tx.future_dated,
-        "is_new_beneficiary" => |i| flag(i.tx.payload.beneficiary.as_ref().and_then(|b| b.is_new_beneficiary)),
-        "is_registered_beneficiary" => |i| flag(i.tx.payload.beneficiary.as_ref().and_then(|b| b.is_registered_beneficiary)),
-        "ip_address" => |i| text(i.tx.payload.ip_address.as_deref()),
-        "card_pan" => |i| text(i.tx.payload.third_party_user_data.as_ref().and_then(|t| t.card_pan.as_deref())),
-    });
-
-    getters!(engine, UserView, {
-        "id" => |i| ImmutableString::from(i.tx.user_id.as_str()),
-        "account_type" => |i| text(i.tx.user().account_type.as_deref()),
-        "business_category" => |i| text(i.tx.user().business_category.as_deref()),
-        "country" => |i| text(i.tx.user().country.as_deref()),
-        "state" => |i| text(i.tx.user().state.as_deref()),
-        "city" => |i| text(i.tx.user().city.as_deref()),
-        "occupation" => |i| text(i.tx.user().occupation.as_deref()),
-        "age" => |i| i.tx.user().age.unwrap_or(-1.0),
-        "is_banned" => |i| flag(i.tx.user().is_banned),
-        "is_identity_verified" => |i| flag(i.tx.user().is_identity_verified),
-        "is_phone_verified" => |i| flag(i.tx.user().is_phone_number_verified),
-        "is_pep" => |i| flag(i.tx.user().pep_status),
-        "account_age_days" => |i| match i.tx.date_joined_ms {
-            Some(joined) => (i.tx.event_time_ms - joined) as f64 / 86_400_000.0,
-            None => -1.0,
-        },
-        "dob_age_years" => |i| i.tx.user().dob.as_deref().and_then(parse_datetime_ms)
-            .map(|dob| (i.tx.event_time_ms - dob) as f64 / (365.25 * 86_400_000.0)).unwrap_or(-1.0),
-        "is_new" => |i| i.agg.history_count == 0,
-    });
-
-    getters!(engine, AggView, {
-        "debit_count_1h" => |i| INT::from(i.agg.debit_count[W_1H]),
-        "debit_count_24h" => |i| INT::from(i.agg.debit_count[W_24H]),
-        "debit_count_7d" => |i| INT::from(i.agg.debit_count[W_7D]),
-        "debit_count_30d" => |i| INT::from(i.agg.debit_count[W_30D]),
-        "debit_sum_1h" => |i| i.agg.debit_sum[W_1H],
-        "debit_sum_24h" => |i| i.agg.debit_sum[W_24H],
-        "debit_sum_7d" => |i| i.agg.debit_sum[W_7D],
-        "debit_sum_30d" => |i| i.agg.debit_sum[W_30D],
-        "credit_count_1h" => |i| INT::from(i.agg.credit_count[W_1H]),
-        "credit_count_24h" => |i| INT::from(i.agg.credit_count[W_24H]),
-        "credit_count_7d" => |i| INT::from(i.agg.credit_count[W_7D]),
-        "credit_count_30d" => |i| INT::from(i.agg.credit_count[W_30D]),
-        "credit_sum_1h" => |i| i.agg.credit_sum[W_1H],
-        "credit_sum_24h" => |i| i.agg.credit_sum[W_24H],
-        "credit_sum_7d" => |i| i.agg.credit_sum[W_7D],
-        "credit_sum_30d" => |i| i.agg.credit_sum[W_30D],
-        "distinct_counterparties_24h" => |i| INT::from(i.agg.distinct_counterparties_24h),
-        "distinct_receivers_24h" => |i| INT::from(i.agg.distinct_receivers_24h),
-        "distinct_senders_24h" => |i| INT::from(i.agg.distinct_senders_24h),
-        "daily_debit_total" => |i| i.agg.daily_debit_total,
-        "seconds_since_last" => |i| i.agg.seconds_since_last,
-        "days_since_last_active" => |i| i.agg.days_since_last_active,
-        "days_since_first_seen" => |i| i.agg.days_since_first_seen,
-        "distance_km" => |i| i.agg.distance_km,
-        "travel_speed_kmh" => |i| i.agg.travel_speed_kmh,
-        "history_count" => |i| INT::from(i.agg.history_count),
-        "closest_credit_ratio_24h" => |i| i.agg.closest_credit_ratio_24h,
-        "closest_credit_age_minutes" => |i| i.agg.closest_credit_age_minutes,
-        "counterparty_seen_24h" => |i| i.agg.counterparty_seen_24h,
-    });
     engine.register_fn(
         "count_debits_between",
         |view: &mut AggView, low: f64, high: f64, hours: INT| -> INT {
-            count_recent(&view.0, hours, |e| {
-                !e.is_credit() && e.amount >= low && e.amount < high
-            })
+            count_debits_between(&view.0, low, high, hours)
         },
     );
     engine.register_fn(
         "count_debits_between",
         |view: &mut AggView, low: INT, high: INT, hours: INT| -> INT {
-            let (low, high) = (low as f64, high as f64);
-            count_recent(&view.0, hours, |e| {
-                !e.is_credit() && e.amount >= low && e.amount < high
-            })
+            count_debits_between(&view.0, low as f64, high as f64, hours)
         },
     );
     engine.register_fn(
@@ -241,79 +714,54 @@ pub fn register(engine: &mut Engine) {
     );
     engine.register_fn(
         "count_debits_within",
-        |view: &mut AggView, minutes: INT| -> INT {
-            count_recent_seconds(&view.0, minutes.saturating_mul(60), |e| !e.is_credit())
-        },
+        |view: &mut AggView, minutes: INT| -> INT { count_debits_within(&view.0, minutes) },
     );
     engine.register_fn(
         "count_credits_within",
-        |view: &mut AggView, minutes: INT| -> INT {
-            count_recent_seconds(&view.0, minutes.saturating_mul(60), |e| e.is_credit())
-        },
+        |view: &mut AggView, minutes: INT| -> INT { count_credits_within(&view.0, minutes) },
     );
     engine.register_fn(
         "sum_debits_within",
-        |view: &mut AggView, minutes: INT| -> f64 {
-            sum_recent_seconds(&view.0, minutes.saturating_mul(60), |e| !e.is_credit())
-        },
+        |view: &mut AggView, minutes: INT| -> f64 { sum_debits_within(&view.0, minutes) },
     );
     engine.register_fn(
         "sum_credits_within",
-        |view: &mut AggView, minutes: INT| -> f64 {
-            sum_recent_seconds(&view.0, minutes.saturating_mul(60), |e| e.is_credit())
-        },
+        |view: &mut AggView, minutes: INT| -> f64 { sum_credits_within(&view.0, minutes) },
     );
+}
 
-    getters!(engine, LimitsView, {
-        "has_daily" => |i| limit(i, |l| l.daily_limit).is_some(),
-        "has_overdraft" => |i| limit(i, |l| l.overdraft_limit).is_some(),
-        "has_individual" => |i| limit(i, |l| l.individual_transaction_limit).is_some(),
-        "daily" => |i| limit(i, |l| l.daily_limit).unwrap_or(0.0),
-        "overdraft" => |i| limit(i, |l| l.overdraft_limit).unwrap_or(0.0),
-        "individual" => |i| limit(i, |l| l.individual_transaction_limit).unwrap_or(0.0),
-    });
+/// `in_set`: the value, trimmed, is a member (members are stored upper-case).
+pub fn set_contains(members: &HashSet<String>, value: &str) -> bool {
+    let value = value.trim();
+    // Most values already are upper-case ASCII (country codes): no allocation for them.
+    if !value.bytes().any(|b| b.is_ascii_lowercase()) && value.is_ascii() {
+        members.contains(value)
+    } else {
+        members.contains(&value.to_uppercase())
+    }
+}
 
-    getters!(engine, DeviceView, {
-        "present" => |i| i.tx.device_id().is_some(),
-        "id" => |i| text(i.tx.device_id()),
-        "is_new" => |i| i.device_is_new,
-        "is_known" => |i| i.tx.device_id().is_some() && !i.device_is_new,
-        "known_count" => |i| i.known_devices as INT,
-        "os_name" => |i| text(i.tx.payload.device.as_ref().and_then(|d| d.os_name.as_deref())),
-        "manufacturer" => |i| text(i.tx.payload.device.as_ref().and_then(|d| d.manufacturer.as_deref())),
-    });
+/// Debits in `[low, high)` within the last `hours` (the `count_debits_between` method).
+pub fn count_debits_between(input: &RuleInput, low: f64, high: f64, hours: INT) -> INT {
+    count_recent(input, hours, |e| {
+        !e.is_credit() && e.amount >= low && e.amount < high
+    })
+}
 
-    getters!(engine, LocationView, {
-        "present" => |i| i.tx.coordinates.is_some(),
-        "latitude" => |i| i.tx.coordinates.map(|c| c.0).unwrap_or(0.0),
-        "longitude" => |i| i.tx.coordinates.map(|c| c.1).unwrap_or(0.0),
-        "country" => |i| text(i.tx.payload.location.as_ref().and_then(|l| l.country.as_deref())),
-    });
+pub fn count_debits_within(input: &RuleInput, minutes: INT) -> INT {
+    count_recent_seconds(input, minutes.saturating_mul(60), |e| !e.is_credit())
+}
 
-    getters!(engine, CounterpartyView, {
-        "account" => |i| text(i.tx.counterparty_account()),
-        "name" => |i| text(i.tx.payload.counterparty_data.as_ref().and_then(|c| c.name.as_deref())),
-        "country" => |i| text(i.tx.payload.counterparty_data.as_ref().and_then(|c| c.country.as_deref())),
-        "bank_country" => |i| text(i.tx.payload.counterparty_data.as_ref().and_then(|c| c.bank_country.as_deref())),
-        "bank_code" => |i| text(i.tx.payload.counterparty_data.as_ref().and_then(|c| c.bank_code.as_deref())),
-        "account_type" => |i| text(i.tx.payload.counterparty_data.as_ref().and_then(|c| c.account_type.as_deref())),
-    });
+pub fn count_credits_within(input: &RuleInput, minutes: INT) -> INT {
+    count_recent_seconds(input, minutes.saturating_mul(60), |e| e.is_credit())
+}
 
-    getters!(engine, ListsView, {
-        "user" => |i| i.lists.user,
-        "sender_account" => |i| i.lists.sender_account,
-        "receiver_account" => |i| i.lists.receiver_account,
-        "account" => |i| i.lists.sender_account || i.lists.receiver_account,
-        "device" => |i| i.lists.device,
-        "vas_receiver" => |i| i.lists.vas_receiver,
-    });
+pub fn sum_debits_within(input: &RuleInput, minutes: INT) -> f64 {
+    sum_recent_seconds(input, minutes.saturating_mul(60), |e| !e.is_credit())
+}
 
-    getters!(engine, ScreeningView, {
-        "sender_sanction" => |i| i.screening.sender_sanction.clone(),
-        "sender_pep" => |i| i.screening.sender_pep.clone(),
-        "receiver_sanction" => |i| i.screening.receiver_sanction.clone(),
-        "receiver_pep" => |i| i.screening.receiver_pep.clone(),
-    });
+pub fn sum_credits_within(input: &RuleInput, minutes: INT) -> f64 {
+    sum_recent_seconds(input, minutes.saturating_mul(60), |e| e.is_credit())
 }
 
 fn limit(
@@ -324,7 +772,7 @@ fn limit(
 }
 
 /// Debits earlier on the transaction's local calendar day (UTC offset in hours), from the 24 h ring.
-fn debits_today(input: &RuleInput, utc_offset_hours: INT) -> f64 {
+pub fn debits_today(input: &RuleInput, utc_offset_hours: INT) -> f64 {
     let offset = utc_offset_hours.clamp(-14, 14) * 3_600;
     let local_day = |seconds: i64| (seconds + offset).div_euclid(86_400);
     let today = local_day(input.seconds());
@@ -338,7 +786,7 @@ fn debits_today(input: &RuleInput, utc_offset_hours: INT) -> f64 {
 
 /// For a debit: this amount divided by the amount of the credit within `minutes` whose amount is
 /// closest to it (0 when there is none, or for a credit).
-fn closest_credit_ratio(input: &RuleInput, minutes: INT) -> f64 {
+pub fn closest_credit_ratio(input: &RuleInput, minutes: INT) -> f64 {
     if input.tx.direction != Direction::Debit {
         return 0.0;
     }

@@ -183,6 +183,10 @@ pub struct FixtureReport {
     pub files: usize,
     pub cases: usize,
     pub steps: usize,
+    /// Steps that were evaluated (not duplicates).
+    pub evaluations: usize,
+    /// Evaluations checked against the Rhai interpreter (all of them).
+    pub native_checks: usize,
     pub failures: Vec<FixtureFailure>,
     /// Rules of the set that no fixture expects to hit.
     pub rules_never_hit: Vec<String>,
@@ -293,7 +297,9 @@ fn run_case(rules: &Arc<RuleSet>, path: &Path, case: &FixtureCase, report: &mut 
             .map(move |value| (FIXTURE_TENANT, *kind, value.clone()))
     });
     let lists = Arc::new(Lists::from_entries(entries));
-    let mut evaluator = Evaluator::new(StateLimits::default()).with_clock(|| FIXTURE_NOW_MS);
+    let mut evaluator = Evaluator::new(StateLimits::default())
+        .with_clock(|| FIXTURE_NOW_MS)
+        .checking_native();
     for device in &case.devices {
         evaluator.register_device(FIXTURE_TENANT, &device.customer_id, &device.device_id);
     }
@@ -355,6 +361,7 @@ fn run_case(rules: &Arc<RuleSet>, path: &Path, case: &FixtureCase, report: &mut 
             }
             Outcome::Decided(decision) => decision,
         };
+        report.evaluations += 1;
         if step.expect_duplicate {
             fail(
                 report,
@@ -404,6 +411,7 @@ fn run_case(rules: &Arc<RuleSet>, path: &Path, case: &FixtureCase, report: &mut 
             );
         }
     }
+    report.native_checks += evaluator.native_checks() as usize;
 }
 
 fn hits(decision: &crate::model::Decision) -> String {

@@ -10,6 +10,7 @@
 
 pub mod context;
 pub mod fixtures;
+pub mod native;
 pub mod reload;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -166,6 +167,17 @@ pub struct CompiledRule {
     pub meta: RuleMeta,
     pub file: PathBuf,
     ast: AST,
+    /// The condition as native closures, when it lies in the translated subset.
+    native: Option<native::NativeRule>,
+    /// Why the rule runs in the interpreter (None when it runs natively).
+    pub interpreted_because: Option<String>,
+}
+
+impl CompiledRule {
+    /// Whether the rule runs as native code (see [`native`]).
+    pub fn is_native(&self) -> bool {
+        self.native.is_some()
+    }
 }
 
 /// A compiled, immutable rule pack.
@@ -189,7 +201,7 @@ impl std::fmt::Debug for RuleSet {
 }
 
 /// What evaluating a rule set against one input produced.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default, Clone, PartialEq)]
 pub struct Evaluation {
     /// Indices into `RuleSet::rules` of the rules that triggered.
     pub hits: Vec<usize>,
@@ -207,7 +219,7 @@ pub struct Verdict {
     pub rule_errors: Vec<RuleErrorReport>,
 }
 
-fn rule_engine(limits: SandboxLimits, sets: HashMap<String, HashSet<String>>) -> Engine {
+fn rule_engine(limits: SandboxLimits, sets: Arc<HashMap<String, HashSet<String>>>) -> Engine {
     let mut engine = Engine::new();
     engine.set_max_operations(limits.max_operations);
     engine.set_max_call_levels(limits.max_call_levels);
@@ -223,20 +235,11 @@ fn rule_engine(limits: SandboxLimits, sets: HashMap<String, HashSet<String>>) ->
     engine.set_strict_variables(true);
     engine.set_optimization_level(OptimizationLevel::Full);
     context::register(&mut engine);
-    let sets = Arc::new(sets);
     engine.register_fn(
         "in_set",
         move |set: &str, value: &str| -> Result<bool, Box<rhai::EvalAltResult>> {
             match sets.get(set) {
-                Some(members) => {
-                    let value = value.trim();
-                    // Members are stored upper-case; most values already are (country codes).
-                    if !value.bytes().any(|b| b.is_ascii_lowercase()) && value.is_ascii() {
-                        Ok(members.contains(value))
-                    } else {
-                        Ok(members.contains(&value.to_uppercase()))
-                    }
-                }
+                Some(members) => Ok(context::set_contains(members, value)),
                 None => {
                     Err(format!("unknown set '{set}' (define it under [sets] in pack.toml)").into())
                 }
@@ -338,9 +341,11 @@ impl RuleSet {
                 (name.clone(), members)
             })
             .collect();
-        let engine = rule_engine(limits, sets);
+        let sets = Arc::new(sets);
+        let engine = rule_engine(limits, sets.clone());
 
         let mut scope = Scope::new();
+        let mut constants = HashMap::new();
         for (name, value) in &manifest.params {
             let Some(value) = param_value(value) else {
                 return Err(RuleError::Pack {
@@ -348,8 +353,15 @@ impl RuleSet {
                     message: format!("param {name} must be a number, bool or string"),
                 });
             };
+            constants.insert(name.to_uppercase(), value.clone());
             scope.push_constant_dynamic(name.to_uppercase(), value);
         }
+        let native_context = native::Context {
+            constants: &constants,
+            sets: &sets,
+            max_operations: limits.max_operations,
+            max_string_size: limits.max_string_size,
+        };
         for name in context::SCOPE_NAMES {
             scope.push_dynamic(name, Dynamic::UNIT);
         }
@@ -402,10 +414,16 @@ impl RuleSet {
                     line: e.1.line().unwrap_or(0),
                     message: e.0.to_string(),
                 })?;
+            let (native, interpreted_because) = match native::translate(&ast, &native_context) {
+                Ok(native) => (Some(native), None),
+                Err(why) => (None, Some(why.to_string())),
+            };
             rules.push(CompiledRule {
                 meta,
                 file: path.clone(),
                 ast,
+                native,
+                interpreted_because,
             });
         }
         rules.sort_by(|a, b| a.meta.id.cmp(&b.meta.id));
@@ -429,10 +447,92 @@ impl RuleSet {
         self.rules.iter().position(|r| r.meta.id == id)
     }
 
-    /// Evaluates every rule against `input`, reusing `scope` (cleared here). The views are scope
+    /// Evaluates every rule against `input`, reusing `scope` (cleared here). Rules translated to
+    /// native code run without Rhai; the others (and a native rule that meets an error, so the
+    /// error reads exactly as Rhai words it) run in the interpreter. The views are scope
     /// constants, so no rule can change what the rules after it see; each rule runs in its own
     /// sandboxed evaluation, so an error is pinned to its rule and the others still count.
     pub fn evaluate(&self, input: &Arc<RuleInput>, scope: &mut Scope<'static>) -> Evaluation {
+        self.evaluate_with(input, scope, true)
+    }
+
+    /// Evaluates every rule in the Rhai interpreter, native translations unused (the reference
+    /// the native path is checked against).
+    pub fn evaluate_interpreted(
+        &self,
+        input: &Arc<RuleInput>,
+        scope: &mut Scope<'static>,
+    ) -> Evaluation {
+        self.evaluate_with(input, scope, false)
+    }
+
+    fn evaluate_with(
+        &self,
+        input: &Arc<RuleInput>,
+        scope: &mut Scope<'static>,
+        use_native: bool,
+    ) -> Evaluation {
+        let mut evaluation = Evaluation::default();
+        let mut base = None;
+        for (index, rule) in self.rules.iter().enumerate() {
+            if let (true, Some(native)) = (use_native, &rule.native) {
+                match native.evaluate(input) {
+                    Ok(true) => {
+                        evaluation.hits.push(index);
+                        continue;
+                    }
+                    Ok(false) => continue,
+                    Err(native::Fault) => {}
+                }
+            }
+            let base = *base.get_or_insert_with(|| Self::push_views(input, scope));
+            self.interpret(index, scope, base, &mut evaluation);
+        }
+        if base.is_some() {
+            scope.clear();
+        }
+        evaluation
+    }
+
+    /// Compares an evaluation with the interpreter's for the same input and returns, per rule,
+    /// how they differ (empty when they agree). The fixture runner records any difference as an
+    /// error of the rule, so a pack whose native translation disagrees with Rhai never goes live.
+    pub fn disagreements(
+        &self,
+        evaluation: &Evaluation,
+        input: &Arc<RuleInput>,
+        scope: &mut Scope<'static>,
+    ) -> Vec<(usize, String)> {
+        let reference = self.evaluate_interpreted(input, scope);
+        if &reference == evaluation {
+            return Vec::new();
+        }
+        let outcome = |e: &Evaluation, index: usize| -> String {
+            if let Some((_, error)) = e.errors.iter().find(|(i, _)| *i == index) {
+                format!("error {error:?}")
+            } else if e.hits.contains(&index) {
+                "hit".to_owned()
+            } else {
+                "no hit".to_owned()
+            }
+        };
+        (0..self.rules.len())
+            .filter_map(|index| {
+                let (native, rhai) = (outcome(evaluation, index), outcome(&reference, index));
+                (native != rhai).then(|| {
+                    (
+                        index,
+                        format!(
+                            "native evaluation disagrees with Rhai: native {native}, Rhai {rhai}"
+                        ),
+                    )
+                })
+            })
+            .collect()
+    }
+
+    /// Puts the views in a cleared `scope`; returns the scope length to rewind to.
+    fn push_views(input: &Arc<RuleInput>, scope: &mut Scope<'static>) -> usize {
         use context::*;
         scope.clear();
         scope.push_constant("tx", TxView(input.clone()));
@@ -444,34 +544,28 @@ impl RuleSet {
         scope.push_constant("counterparty", CounterpartyView(input.clone()));
         scope.push_constant("lists", ListsView(input.clone()));
         scope.push_constant("screening", ScreeningView(input.clone()));
-        let base = scope.len();
-        let mut evaluation = Evaluation::default();
-        self.evaluate_each(0..self.rules.len(), scope, base, &mut evaluation);
-        scope.clear();
-        evaluation
+        scope.len()
     }
 
-    fn evaluate_each(
+    fn interpret(
         &self,
-        rules: std::ops::Range<usize>,
+        index: usize,
         scope: &mut Scope<'static>,
         base: usize,
         evaluation: &mut Evaluation,
     ) {
-        for index in rules {
-            let rule = &self.rules[index];
-            scope.rewind(base);
-            match self.engine.eval_ast_with_scope::<Dynamic>(scope, &rule.ast) {
-                Ok(value) => match value.as_bool() {
-                    Ok(true) => evaluation.hits.push(index),
-                    Ok(false) => {}
-                    Err(type_name) => evaluation.errors.push((
-                        index,
-                        format!("condition returned {type_name}, expected true or false"),
-                    )),
-                },
-                Err(error) => evaluation.errors.push((index, error.to_string())),
-            }
+        let rule = &self.rules[index];
+        scope.rewind(base);
+        match self.engine.eval_ast_with_scope::<Dynamic>(scope, &rule.ast) {
+            Ok(value) => match value.as_bool() {
+                Ok(true) => evaluation.hits.push(index),
+                Ok(false) => {}
+                Err(type_name) => evaluation.errors.push((
+                    index,
+                    format!("condition returned {type_name}, expected true or false"),
+                )),
+            },
+            Err(error) => evaluation.errors.push((index, error.to_string())),
         }
     }
 
