@@ -68,10 +68,17 @@ pub enum ParseError {
     Shape(FieldError),
 }
 
+thread_local! {
+    /// simd-json's working buffers (aligned input copy, structural indexes, string buffer, stage-2
+    /// stack), kept per thread so a parse does not allocate and free them every time.
+    static PARSE_BUFFERS: std::cell::RefCell<simd_json::Buffers> =
+        std::cell::RefCell::new(simd_json::Buffers::new(4096));
+}
+
 /// Parses a JSON body with simd-json, keeping the path of the field that failed.
 ///
 /// simd-json parses in place, so the body is copied into `scratch` first; callers on the hot
-/// path pass a reusable buffer.
+/// path pass a reusable buffer. simd-json's own buffers are reused per thread.
 pub fn parse_json<T: DeserializeOwned>(
     body: &[u8],
     scratch: &mut Vec<u8>,
@@ -79,7 +86,12 @@ pub fn parse_json<T: DeserializeOwned>(
     scratch.clear();
     scratch.extend_from_slice(body);
     // Fast path without path tracking; only a failing body is parsed again to name the field.
-    if let Ok(value) = simd_json::serde::from_slice::<T>(scratch) {
+    let fast = PARSE_BUFFERS.with(|buffers| match buffers.try_borrow_mut() {
+        Ok(mut buffers) => simd_json::serde::from_slice_with_buffers::<T>(scratch, &mut buffers),
+        // Re-entered on this thread (not expected): parse with fresh buffers.
+        Err(_) => simd_json::serde::from_slice::<T>(scratch),
+    });
+    if let Ok(value) = fast {
         return Ok(value);
     }
     scratch.clear();
