@@ -187,6 +187,11 @@ pub fn run(options: &ReplayOptions) -> Result<ReplayReport, ReplayError> {
     let mut invalid_samples = Vec::new();
     let mut submitted = 0usize;
     let now_ms = chrono::Utc::now().timestamp_millis();
+    // Jobs go to the shards in small batches (per shard, in file order).
+    const BATCH: usize = 64;
+    let mut batches: Vec<Vec<EvaluateJob>> = (0..engine.shard_count())
+        .map(|_| Vec::with_capacity(BATCH))
+        .collect();
     loop {
         if options.limit.is_some_and(|limit| submitted >= limit) {
             break;
@@ -214,15 +219,21 @@ pub fn run(options: &ReplayOptions) -> Result<ReplayReport, ReplayError> {
             .and_then(|p| p.validate(clock).map_err(|e| format!("{e:?}")));
         match parsed {
             Ok(tx) => {
-                engine
-                    .submit_blocking(EvaluateJob {
-                        tenant: 1,
-                        tx: Box::new(tx),
-                        raw: bytes::Bytes::new(),
-                        intake: Intake::Replay,
-                        reply: None,
-                    })
-                    .map_err(|_| ReplayError::Engine)?;
+                let shard = engine.shard_for(1, &tx.user_id);
+                let batch = &mut batches[shard];
+                batch.push(EvaluateJob {
+                    tenant: 1,
+                    tx: Box::new(tx),
+                    raw: bytes::Bytes::new(),
+                    intake: Intake::Replay,
+                    reply: None,
+                });
+                if batch.len() == BATCH {
+                    let full = std::mem::replace(batch, Vec::with_capacity(BATCH));
+                    engine
+                        .submit_batch_blocking(shard, full)
+                        .map_err(|_| ReplayError::Engine)?;
+                }
                 submitted += 1;
             }
             Err(problem) => {
@@ -231,6 +242,13 @@ pub fn run(options: &ReplayOptions) -> Result<ReplayReport, ReplayError> {
                     invalid_samples.push(problem);
                 }
             }
+        }
+    }
+    for (shard, batch) in batches.into_iter().enumerate() {
+        if !batch.is_empty() {
+            engine
+                .submit_batch_blocking(shard, batch)
+                .map_err(|_| ReplayError::Engine)?;
         }
     }
     engine.barrier_blocking().map_err(|_| ReplayError::Engine)?;

@@ -38,11 +38,21 @@ pub struct Engine {
 
 /// The shard index for a tenant's user.
 pub fn shard_of(tenant: i64, user: &str, shards: usize) -> usize {
-    let mut hasher = Xxh3::new();
-    hasher.update(&tenant.to_le_bytes());
-    hasher.update(&[0]);
-    hasher.update(user.as_bytes());
-    (hasher.digest() % shards.max(1) as u64) as usize
+    // XXH3 of (tenant, 0, user). One-shot over a stack copy for the usual short ids (the same
+    // digest as the streaming hasher, without setting up its state per event).
+    let mut key = [0u8; 128];
+    let hash = if user.len() + 9 <= key.len() {
+        key[..8].copy_from_slice(&tenant.to_le_bytes());
+        key[9..9 + user.len()].copy_from_slice(user.as_bytes());
+        xxhash_rust::xxh3::xxh3_64(&key[..9 + user.len()])
+    } else {
+        let mut hasher = Xxh3::new();
+        hasher.update(&tenant.to_le_bytes());
+        hasher.update(&[0]);
+        hasher.update(user.as_bytes());
+        hasher.digest()
+    };
+    (hash % shards.max(1) as u64) as usize
 }
 
 impl Engine {
@@ -99,6 +109,25 @@ impl Engine {
     }
 
     /// Queues a transaction from a thread outside the async runtime (replay).
+    /// The shard that owns (tenant, user).
+    pub fn shard_for(&self, tenant: i64, user: &str) -> usize {
+        shard_of(tenant, user, self.senders.len())
+    }
+
+    /// Hands `jobs`, all owned by shard `shard` (see [`Self::shard_for`]), over in one message;
+    /// they are evaluated in order.
+    pub fn submit_batch_blocking(
+        &self,
+        shard: usize,
+        jobs: Vec<EvaluateJob>,
+    ) -> Result<(), EngineError> {
+        self.senders
+            .get(shard)
+            .ok_or(EngineError::Closed)?
+            .blocking_send(ShardMsg::EvaluateBatch(jobs))
+            .map_err(|_| EngineError::Closed)
+    }
+
     pub fn submit_blocking(&self, job: EvaluateJob) -> Result<(), EngineError> {
         self.sender(job.tenant, &job.tx.user_id)
             .blocking_send(ShardMsg::Evaluate(job))
@@ -217,6 +246,21 @@ mod tests {
             counts[shard_of(7, &format!("user-{i}"), 4)] += 1;
         }
         assert!(counts.iter().all(|&c| c > 800), "{counts:?}");
+    }
+
+    #[test]
+    fn the_one_shot_hash_routes_as_the_streaming_hash() {
+        let streaming = |tenant: i64, user: &str| {
+            let mut hasher = Xxh3::new();
+            hasher.update(&tenant.to_le_bytes());
+            hasher.update(&[0]);
+            hasher.update(user.as_bytes());
+            (hasher.digest() % 1_000_003) as usize
+        };
+        let long = "u".repeat(300);
+        for (tenant, user) in [(1, "alice"), (-7, ""), (42, "C_366"), (3, long.as_str())] {
+            assert_eq!(shard_of(tenant, user, 1_000_003), streaming(tenant, user));
+        }
     }
 
     #[test]

@@ -17,6 +17,9 @@ use crate::model::Transaction;
 
 pub enum ShardMsg {
     Evaluate(EvaluateJob),
+    /// Several jobs for this shard in order (offline replay hands them over in batches, so the
+    /// queue is touched, and a sleeping shard woken, once per batch rather than per event).
+    EvaluateBatch(Vec<EvaluateJob>),
     Restore {
         tenant: i64,
         tx: Box<Transaction>,
@@ -60,36 +63,11 @@ pub fn run(context: ShardContext, mut queue: mpsc::Receiver<ShardMsg>) {
         context.metrics.queue_depth.set(queue.len() as i64);
         match message {
             ShardMsg::Evaluate(job) => {
-                let started = Instant::now();
-                let snapshot = context.snapshot.load();
-                let observer = snapshot
-                    .rule_counters
-                    .as_deref()
-                    .map(|c| c as &dyn super::evaluator::RuleObserver);
-                let (outcome, tx) = evaluator.evaluate(&snapshot, job.tenant, *job.tx, observer);
-                drop(snapshot);
-                match &outcome {
-                    Outcome::Decided(decision) => {
-                        context.metrics.decisions[decision.action().code() as usize].inc();
-                    }
-                    Outcome::Duplicate { .. } => context.metrics.duplicates.inc(),
-                }
-                context.metrics.evaluations.inc();
-                context
-                    .metrics
-                    .eval_seconds
-                    .observe(started.elapsed().as_secs_f64());
-                context.sink.emit(ShardOutput {
-                    tenant: job.tenant,
-                    tx: Box::new(tx),
-                    raw: job.raw,
-                    intake: job.intake,
-                    outcome,
-                    reply: job.reply,
-                });
-                handled += 1;
-                if handled % 4096 == 0 {
-                    context.metrics.users.set(evaluator.user_count() as i64);
+                evaluate(&context, &mut evaluator, job, &mut handled);
+            }
+            ShardMsg::EvaluateBatch(jobs) => {
+                for job in jobs {
+                    evaluate(&context, &mut evaluator, job, &mut handled);
                 }
             }
             ShardMsg::Restore { tenant, tx } => evaluator.restore(tenant, &tx),
@@ -113,5 +91,44 @@ pub fn run(context: ShardContext, mut queue: mpsc::Receiver<ShardMsg>) {
                 });
             }
         }
+    }
+}
+
+fn evaluate(
+    context: &ShardContext,
+    evaluator: &mut Evaluator,
+    job: EvaluateJob,
+    handled: &mut u64,
+) {
+    let started = Instant::now();
+    let snapshot = context.snapshot.load();
+    let observer = snapshot
+        .rule_counters
+        .as_deref()
+        .map(|c| c as &dyn super::evaluator::RuleObserver);
+    let (outcome, tx) = evaluator.evaluate(&snapshot, job.tenant, *job.tx, observer);
+    drop(snapshot);
+    match &outcome {
+        Outcome::Decided(decision) => {
+            context.metrics.decisions[decision.action().code() as usize].inc();
+        }
+        Outcome::Duplicate { .. } => context.metrics.duplicates.inc(),
+    }
+    context.metrics.evaluations.inc();
+    context
+        .metrics
+        .eval_seconds
+        .observe(started.elapsed().as_secs_f64());
+    context.sink.emit(ShardOutput {
+        tenant: job.tenant,
+        tx: Box::new(tx),
+        raw: job.raw,
+        intake: job.intake,
+        outcome,
+        reply: job.reply,
+    });
+    *handled += 1;
+    if *handled % 4096 == 0 {
+        context.metrics.users.set(evaluator.user_count() as i64);
     }
 }
