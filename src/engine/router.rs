@@ -108,7 +108,6 @@ impl Engine {
             .map_err(|_| EngineError::Closed)
     }
 
-    /// Queues a transaction from a thread outside the async runtime (replay).
     /// The shard that owns (tenant, user).
     pub fn shard_for(&self, tenant: i64, user: &str) -> usize {
         shard_of(tenant, user, self.senders.len())
@@ -128,6 +127,7 @@ impl Engine {
             .map_err(|_| EngineError::Closed)
     }
 
+    /// Queues a transaction from a thread outside the async runtime (replay).
     pub fn submit_blocking(&self, job: EvaluateJob) -> Result<(), EngineError> {
         self.sender(job.tenant, &job.tx.user_id)
             .blocking_send(ShardMsg::Evaluate(job))

@@ -160,14 +160,7 @@ pub async fn sanction_fetch(
     Extension(tenant): Extension<Tenant>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let record = app
-        .aml
-        .request(tenant.id, SANCTION, &id)
-        .await?
-        .ok_or_else(|| not_found("Request", "id"))?;
-    Ok(Json(
-        json!({"message": "Request fetched successfully", "data": record.json(true, true)}),
-    ))
+    fetched(&app, tenant.id, SANCTION, &id).await
 }
 
 // ---- adverse media -----------------------------------------------------------------------
@@ -246,14 +239,7 @@ pub async fn adverse_media_fetch(
     Extension(tenant): Extension<Tenant>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let record = app
-        .aml
-        .request(tenant.id, ADVERSE_MEDIA, &id)
-        .await?
-        .ok_or_else(|| not_found("Request", "id"))?;
-    Ok(Json(
-        json!({"message": "Request fetched successfully", "data": record.json(true, true)}),
-    ))
+    fetched(&app, tenant.id, ADVERSE_MEDIA, &id).await
 }
 
 #[utoipa::path(
@@ -502,5 +488,22 @@ pub async fn risk_cancel(
     }
     Ok(Json(
         json!({"message": "Risk-monitoring check cancelled", "data": check.json()}),
+    ))
+}
+
+/// A stored request of `kind` with its status and result, as both fetch endpoints answer it.
+async fn fetched(
+    app: &AppState,
+    tenant: i64,
+    kind: &str,
+    id: &str,
+) -> Result<Json<Value>, ApiError> {
+    let record = app
+        .aml
+        .request(tenant, kind, id)
+        .await?
+        .ok_or_else(|| not_found("Request", "id"))?;
+    Ok(Json(
+        json!({"message": "Request fetched successfully", "data": record.json(true, true)}),
     ))
 }
