@@ -66,6 +66,9 @@ start_postgres() {
   echo "== PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3}') on 127.0.0.1:$port (temporary)"
 }
 
+# One clean build: incremental artefacts only cost disk here.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+
 echo "== toolchain: $(cargo --version)"
 if rustup component list --installed 2>/dev/null | grep -q rustfmt; then
   cargo fmt --all -- --check

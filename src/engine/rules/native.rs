@@ -15,7 +15,7 @@
 //! the closure returns [`Fault`] and the caller re-runs the rule in the interpreter, which produces
 //! the error with its exact message and position. A rule is only translated when its worst-case
 //! operation count stays far below the sandbox's operation limit, so the limits hold unchanged.
-//! Differential tests (`tests` below and `tests/native_rules.rs`) compare both paths over every
+//! Differential tests (`tests` below and `tests/it/native_rules.rs`) compare both paths over every
 //! fixture, the default pack and random inputs and expressions.
 
 use std::collections::{HashMap, HashSet};

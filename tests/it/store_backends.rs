@@ -2,9 +2,7 @@
 //! with decisions, lists, devices) round-trip on SQLite and PostgreSQL, and the workflow tables
 //! refuse deletes while the audit trail refuses any change.
 
-mod common;
-
-use common::{database_for, Backend};
+use crate::common::{database_for, Backend};
 use vigil::engine::ListKind;
 use vigil::store::{DecisionColumns, DeviceRecord, ProcessingMode, Store, TransactionRow};
 
@@ -13,7 +11,13 @@ on_both_backends!(
     records_are_never_deleted_and_the_audit_trail_is_append_only,
 );
 
-async fn connect(backend: Backend) -> (Store, tempfile::TempDir, Option<common::TestDatabase>) {
+async fn connect(
+    backend: Backend,
+) -> (
+    Store,
+    tempfile::TempDir,
+    Option<crate::common::TestDatabase>,
+) {
     let dir = tempfile::tempdir().expect("tempdir");
     let (url, pg) = database_for(backend, dir.path()).await;
     let store = Store::connect(&url, 2)

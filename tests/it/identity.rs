@@ -3,16 +3,14 @@
 //! the lookups (SQLite and PostgreSQL), the upstream provider adapter against a fake provider,
 //! and `vigil registry import`.
 
-mod common;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::common::{config_for, database_for, write_test_pack, Backend, Harness};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
 use axum::{Json, Router};
-use common::{config_for, database_for, write_test_pack, Backend, Harness};
 use serde_json::{json, Value};
 use vigil::config::Config;
 

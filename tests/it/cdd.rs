@@ -1,9 +1,7 @@
 //! CDD customers end to end, on SQLite and on PostgreSQL: the spec's create and fetch shapes,
 //! validation, uniqueness, risk rating from profile and screening, and re-rating on update.
 
-mod common;
-
-use common::{Backend, Harness};
+use crate::common::{Backend, Harness};
 use serde_json::{json, Value};
 
 on_both_backends!(

@@ -4,12 +4,10 @@
 //! middle of an attempt), nothing acknowledged is delivered twice, dead letters can be replayed,
 //! SSRF refusals, and that one business never sees another's webhook or deliveries.
 
-mod common;
-
 use std::time::Duration;
 
-use common::receiver::{Received, Receiver, Reply};
-use common::{tx, Backend, Harness};
+use crate::common::receiver::{Received, Receiver, Reply};
+use crate::common::{tx, Backend, Harness};
 use serde_json::{json, Value};
 use vigil::config::Config;
 

@@ -1,9 +1,7 @@
 //! EDD requests end to end, on SQLite and on PostgreSQL: the single `Authorization` header, the
 //! §2.9 answer, validation, configured pipelines, and step moves with their history and audit.
 
-mod common;
-
-use common::{Backend, Harness};
+use crate::common::{Backend, Harness};
 use reqwest::Method;
 use serde_json::{json, Value};
 

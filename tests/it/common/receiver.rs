@@ -26,7 +26,7 @@ pub struct Received {
     pub path: String,
     pub delivery: String,
     pub event: String,
-    pub signature: String,
+    /// Whether the `x-vigil-signature` header verified against the receiver's secret.
     pub signature_valid: bool,
     pub body: Bytes,
     /// What the receiver answered (200 for a success).
@@ -90,7 +90,6 @@ async fn handle(
         path: uri.path().to_owned(),
         delivery: header("x-vigil-delivery"),
         event: header("x-vigil-event"),
-        signature,
         signature_valid,
         body,
         answered,

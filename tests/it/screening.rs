@@ -2,9 +2,7 @@
 //! sanction and PEP endpoints, screening inside transactions, list status, and list refreshes
 //! (a broken file keeps the old index serving; a good one replaces it and drops cached results).
 
-mod common;
-
-use common::{tx, Harness, TEST_SANCTIONS_CSV};
+use crate::common::{tx, Harness, TEST_SANCTIONS_CSV};
 use serde_json::{json, Value};
 
 async fn sanction(h: &Harness, key: &(String, String), body: Value) -> (u16, Value) {
@@ -227,7 +225,7 @@ async fn transactions_screen_both_parties_and_rules_act_on_the_result() {
         "{body}"
     );
     assert_eq!(body["data"]["action"]["result"], "review");
-    assert!(common::rule_ids(&body).contains(&"T-PEP".to_owned()));
+    assert!(crate::common::rule_ids(&body).contains(&"T-PEP".to_owned()));
 
     // Ordinary names stay clear and explain nothing.
     let (_, body) = h
@@ -312,8 +310,8 @@ async fn a_broken_list_keeps_the_old_index_and_a_good_one_replaces_it_and_drops_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_business_watchlist_is_seen_only_by_that_business() {
     let dir = tempfile::tempdir().expect("tempdir");
-    common::write_test_pack(&dir.path().join("rules"));
-    let mut config = common::config_for(
+    crate::common::write_test_pack(&dir.path().join("rules"));
+    let mut config = crate::common::config_for(
         dir.path(),
         &dir.path().join("rules"),
         &dir.path().join("no-fixtures"),
@@ -323,7 +321,7 @@ async fn a_business_watchlist_is_seen_only_by_that_business() {
         "id,name,type\nW1,Bartholomew Quince,individual\n",
     )
     .expect("watchlist");
-    let mut watchlist = common::test_list_sources().remove(0);
+    let mut watchlist = crate::common::test_list_sources().remove(0);
     watchlist.name = "acme-internal".into();
     watchlist.path = Some("acme-watchlist.csv".into());
     watchlist.business = Some("acme".into());

@@ -1,11 +1,9 @@
 //! Case management end to end, on SQLite and on PostgreSQL: automatic cases from decisions, the
 //! spec's case record on both addresses, analyst actions and their log, listing and paging.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::{tx, Backend, Harness};
+use crate::common::{tx, Backend, Harness};
 use serde_json::{json, Value};
 
 const TM: &str = "/api/v1/transaction-monitoring";

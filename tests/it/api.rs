@@ -1,10 +1,8 @@
 //! End-to-end tests of the monitoring API against a real service on loopback.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::{rule_ids, tx, Harness};
+use crate::common::{rule_ids, tx, Harness};
 use serde_json::{json, Value};
 
 const TM: &str = "/api/v1/transaction-monitoring";

@@ -7,8 +7,6 @@
 //! gets its own database, created for it and dropped afterwards, so tests are independent and
 //! run in parallel. A PostgreSQL test without the variable fails; it never skips.
 
-#![allow(dead_code)]
-
 pub mod receiver;
 
 use std::collections::BTreeMap;
@@ -159,7 +157,6 @@ pub async fn database_for(backend: Backend, dir: &Path) -> (String, Option<TestD
 
 /// Runs each named `async fn name(backend: Backend)` as two tests, `sqlite::name` and
 /// `postgres::name`.
-#[macro_export]
 macro_rules! on_both_backends {
     ($($name:ident),+ $(,)?) => {
         mod sqlite {

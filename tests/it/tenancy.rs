@@ -1,9 +1,7 @@
 //! One business never reads or changes another's cases, CDD customers, EDD requests, analysts or
 //! audit trails — on SQLite and on PostgreSQL.
 
-mod common;
-
-use common::{tx, Backend, Harness};
+use crate::common::{tx, Backend, Harness};
 use reqwest::Method;
 use serde_json::json;
 

@@ -4,12 +4,10 @@
 //! had not reported, article ingestion, validation, and tenant isolation. Plus the
 //! `vigil media import` command on the shipped fixtures (JSON lines and RSS).
 
-mod common;
-
 use std::process::Command;
 
-use common::receiver::{Received, Receiver};
-use common::{Backend, Harness};
+use crate::common::receiver::{Received, Receiver};
+use crate::common::{Backend, Harness};
 use serde_json::{json, Value};
 use vigil::config::Config;
 
