@@ -69,6 +69,8 @@ pub struct Config {
     pub media: crate::media::MediaConfig,
     /// Risk-monitoring re-checks.
     pub monitoring: crate::monitoring::MonitoringConfig,
+    /// Streaming intake and outputs on Kafka (off unless brokers are set).
+    pub kafka: crate::sources::kafka::config::KafkaConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -141,6 +143,7 @@ impl Default for Config {
             webhooks: crate::webhooks::WebhookConfig::default(),
             media: crate::media::MediaConfig::default(),
             monitoring: crate::monitoring::MonitoringConfig::default(),
+            kafka: crate::sources::kafka::config::KafkaConfig::default(),
         }
     }
 }
@@ -289,6 +292,7 @@ impl Config {
             .chain(self.webhooks.problems())
             .chain(self.media.problems())
             .chain(self.monitoring.problems())
+            .chain(self.kafka.problems())
             .next()
         {
             return Err(ConfigError::Invalid { key, problem });
