@@ -191,11 +191,14 @@ impl Default for LogConfig {
 const ENV_PREFIX: &str = "VIGIL_";
 
 /// Environment variables that are not config keys (read by other parts, e.g. CLI flags).
-/// `VIGIL_TEST_DATABASE_URL` is the test suite's PostgreSQL server (`scripts/test.sh`).
+/// `VIGIL_TEST_DATABASE_URL` and `VIGIL_TEST_KAFKA_BROKERS` are the test suite's PostgreSQL server
+/// and broker, `VIGIL_TANSU_DIR` where it keeps the broker (`scripts/test.sh`).
 const ENV_NOT_CONFIG: &[&str] = &[
     "VIGIL_CONFIG",
     "VIGIL_KAFKA_BROKERS",
     "VIGIL_TEST_DATABASE_URL",
+    "VIGIL_TEST_KAFKA_BROKERS",
+    "VIGIL_TANSU_DIR",
 ];
 
 /// Prefixes Kubernetes injects for a Service named `vigil` (`VIGIL_SERVICE_HOST`,

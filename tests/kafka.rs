@@ -265,18 +265,30 @@ fn end_offsets(config: &KafkaConfig, topic: &str) -> i64 {
 async fn wait_for_records(config: &KafkaConfig, topic: &str, count: i64, within: Duration) {
     let deadline = Instant::now() + within;
     loop {
-        let config = config.clone();
+        let cloned = config.clone();
         let name = topic.to_owned();
-        let have = tokio::task::spawn_blocking(move || end_offsets(&config, &name))
+        let have = tokio::task::spawn_blocking(move || end_offsets(&cloned, &name))
             .await
             .expect("watermarks");
         if have >= count {
             return;
         }
-        assert!(
-            Instant::now() < deadline,
-            "{topic} holds {have} records, expected {count}"
-        );
+        if Instant::now() >= deadline {
+            let logs: Vec<String> = std::fs::read_dir(std::env::temp_dir())
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter(|e| e.path().is_dir())
+                .flat_map(|e| std::fs::read_dir(e.path()).into_iter().flatten().flatten())
+                .filter(|e| e.path().extension().is_some_and(|x| x == "log"))
+                .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+                .filter(|text| text.contains(&config.input_topic))
+                .collect();
+            panic!(
+                "{topic} holds {have} records, expected {count}; vigil logs:\n{}",
+                logs.join("\n----\n")
+            );
+        }
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
 }

@@ -139,6 +139,7 @@ pub fn output_producer(config: &KafkaConfig) -> Result<FutureProducer, KafkaErro
         .set("enable.idempotence", "true")
         .set("acks", "all")
         .set("linger.ms", "5")
+        .set("max.in.flight.requests.per.connection", "1")
         .set("message.timeout.ms", "300000");
     client.create()
 }
