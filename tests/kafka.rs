@@ -46,7 +46,7 @@ fn kafka_config(test: &str) -> KafkaConfig {
         dead_letter_topic: name("dead-letter"),
         changelog_topic: name("state"),
         control_topic: name("control"),
-        commit_interval_ms: 200,
+        commit_interval_ms: 5_000,
         ..KafkaConfig::default()
     }
 }
