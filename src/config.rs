@@ -69,6 +69,8 @@ pub struct Config {
     pub media: crate::media::MediaConfig,
     /// Risk-monitoring re-checks.
     pub monitoring: crate::monitoring::MonitoringConfig,
+    /// Streaming intake and outputs on Kafka (off unless brokers are set).
+    pub kafka: crate::sources::kafka::config::KafkaConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -141,6 +143,7 @@ impl Default for Config {
             webhooks: crate::webhooks::WebhookConfig::default(),
             media: crate::media::MediaConfig::default(),
             monitoring: crate::monitoring::MonitoringConfig::default(),
+            kafka: crate::sources::kafka::config::KafkaConfig::default(),
         }
     }
 }
@@ -188,11 +191,14 @@ impl Default for LogConfig {
 const ENV_PREFIX: &str = "VIGIL_";
 
 /// Environment variables that are not config keys (read by other parts, e.g. CLI flags).
-/// `VIGIL_TEST_DATABASE_URL` is the test suite's PostgreSQL server (`scripts/test.sh`).
+/// `VIGIL_TEST_DATABASE_URL` and `VIGIL_TEST_KAFKA_BROKERS` are the test suite's PostgreSQL server
+/// and broker, `VIGIL_TANSU_DIR` where it keeps the broker (`scripts/test.sh`).
 const ENV_NOT_CONFIG: &[&str] = &[
     "VIGIL_CONFIG",
     "VIGIL_KAFKA_BROKERS",
     "VIGIL_TEST_DATABASE_URL",
+    "VIGIL_TEST_KAFKA_BROKERS",
+    "VIGIL_TANSU_DIR",
 ];
 
 /// Prefixes Kubernetes injects for a Service named `vigil` (`VIGIL_SERVICE_HOST`,
@@ -289,6 +295,7 @@ impl Config {
             .chain(self.webhooks.problems())
             .chain(self.media.problems())
             .chain(self.monitoring.problems())
+            .chain(self.kafka.problems())
             .next()
         {
             return Err(ConfigError::Invalid { key, problem });

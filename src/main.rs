@@ -38,11 +38,20 @@ enum Command {
         /// Address to listen on (default 127.0.0.1:8080).
         #[arg(long)]
         listen: Option<String>,
+        /// Kafka brokers (`host:port[,…]`): join the consumer group on the input topic
+        /// (overrides `kafka.brokers`).
+        #[arg(long, env = "VIGIL_KAFKA_BROKERS")]
+        kafka_brokers: Option<String>,
     },
     /// Manage API keys.
     Keys {
         #[command(subcommand)]
         command: KeysCommand,
+    },
+    /// Kafka administration: create the topics a deployment needs.
+    Kafka {
+        #[command(subcommand)]
+        command: KafkaCommand,
     },
     /// Manage businesses (tenants).
     Business {
@@ -134,6 +143,22 @@ enum RegistryCommand {
 }
 
 #[derive(Subcommand)]
+enum KafkaCommand {
+    /// Create the input, output, changelog and control topics (existing ones are left as they
+    /// are): outputs and changelog get the input's partition count, changelog and control are
+    /// compacted, control has one partition.
+    Topics {
+        /// Kafka brokers (overrides `kafka.brokers`).
+        #[arg(long, env = "VIGIL_KAFKA_BROKERS")]
+        kafka_brokers: Option<String>,
+        #[arg(long, default_value_t = 6)]
+        partitions: i32,
+        #[arg(long, default_value_t = 1)]
+        replication: i32,
+    },
+}
+
+#[derive(Subcommand)]
 enum BusinessCommand {
     /// Set how a business's transactions are answered: realtime or reporting-only.
     Mode { business: String, mode: String },
@@ -189,6 +214,14 @@ enum ScreenCommand {
 }
 
 fn settings(common: &Common, listen: Option<String>) -> anyhow::Result<Settings> {
+    serve_settings(common, listen, None)
+}
+
+fn serve_settings(
+    common: &Common,
+    listen: Option<String>,
+    kafka_brokers: Option<String>,
+) -> anyhow::Result<Settings> {
     let env: BTreeMap<String, String> = std::env::vars().collect();
     let mut config =
         Config::load(common.config.as_deref(), &env).context("loading configuration")?;
@@ -197,6 +230,9 @@ fn settings(common: &Common, listen: Option<String>) -> anyhow::Result<Settings>
     }
     if let Some(listen) = listen {
         config.listen = listen;
+    }
+    if let Some(brokers) = kafka_brokers.filter(|b| !b.trim().is_empty()) {
+        config.kafka.brokers = brokers;
     }
     config.build().context("validating configuration")
 }
@@ -221,8 +257,11 @@ async fn open_store(settings: &Settings) -> anyhow::Result<vigil::store::Store> 
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Serve { listen } => {
-            let settings = settings(&cli.common, listen)?;
+        Command::Serve {
+            listen,
+            kafka_brokers,
+        } => {
+            let settings = serve_settings(&cli.common, listen, kafka_brokers)?;
             init_tracing(&settings);
             vigil::server::serve(settings).await.context("serving")?;
         }
@@ -273,6 +312,27 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     }
                     println!("revoked {api_key}");
                 }
+            }
+        }
+        Command::Kafka {
+            command:
+                KafkaCommand::Topics {
+                    kafka_brokers,
+                    partitions,
+                    replication,
+                },
+        } => {
+            let settings = serve_settings(&cli.common, None, kafka_brokers)?;
+            let kafka = &settings.config.kafka;
+            if !kafka.enabled() {
+                bail!("no Kafka brokers: pass --kafka-brokers or set kafka.brokers");
+            }
+            let outcomes =
+                vigil::sources::kafka::admin::create_topics(kafka, partitions, replication)
+                    .await
+                    .context("creating topics")?;
+            for (topic, outcome) in outcomes {
+                println!("{topic}: {outcome:?}");
             }
         }
         Command::Business { command } => {

@@ -64,6 +64,35 @@ fn register<C: prometheus::core::Collector + Clone + 'static>(
     collector
 }
 
+/// The Kafka source's handles (labels resolved once).
+pub struct KafkaMetrics {
+    pub consumed: IntCounter,
+    pub produced_decisions: IntCounter,
+    pub produced_cases: IntCounter,
+    pub produced_dead_letters: IntCounter,
+    pub dead_letters: IntCounter,
+    pub lag: IntGaugeVec,
+    pub in_flight: IntGauge,
+    pub paused_partitions: IntGauge,
+    pub assigned_partitions: IntGauge,
+    pub commits: IntCounter,
+    pub rebalances: IntCounter,
+    pub skipped_replays: IntCounter,
+    pub changelog_records: IntCounter,
+    pub restored_users: IntCounter,
+}
+
+impl KafkaMetrics {
+    pub fn produced(&self, kind: crate::sinks::kafka::OutputKind) -> &IntCounter {
+        use crate::sinks::kafka::OutputKind;
+        match kind {
+            OutputKind::Decision => &self.produced_decisions,
+            OutputKind::Case => &self.produced_cases,
+            OutputKind::DeadLetter => &self.produced_dead_letters,
+        }
+    }
+}
+
 impl Default for Metrics {
     fn default() -> Self {
         Metrics::new()
@@ -288,6 +317,56 @@ impl Metrics {
             classes: ["2xx", "3xx", "4xx", "5xx"]
                 .map(|class| self.http_requests.with_label_values(&[route, class])),
         }
+    }
+
+    /// Registers the Kafka source's metrics (once per service) and resolves their labels.
+    pub fn kafka(&self, decisions: &str, cases: &str, dead_letter: &str) -> Arc<KafkaMetrics> {
+        let r = &self.registry;
+        let produced = register(
+            r,
+            IntCounterVec::new(
+                Opts::new(
+                    "kafka_produced_total",
+                    "Output records acknowledged by the broker, per topic",
+                ),
+                &["topic"],
+            )
+            .expect("valid metric"),
+        );
+        let counter = |name: &str, help: &str| {
+            register(r, IntCounter::new(name, help).expect("valid metric"))
+        };
+        let gauge =
+            |name: &str, help: &str| register(r, IntGauge::new(name, help).expect("valid metric"));
+        Arc::new(KafkaMetrics {
+            consumed: counter("kafka_consumed_total", "Input messages taken from the input topic"),
+            produced_decisions: produced.with_label_values(&[decisions]),
+            produced_cases: produced.with_label_values(&[cases]),
+            produced_dead_letters: produced.with_label_values(&[dead_letter]),
+            dead_letters: counter(
+                "kafka_dead_letters_total",
+                "Input messages that could not be parsed or validated and went to the dead-letter topic",
+            ),
+            lag: register(
+                r,
+                IntGaugeVec::new(
+                    Opts::new("kafka_consumer_lag", "Messages between the committed position and the end of each assigned input partition"),
+                    &["partition"],
+                )
+                .expect("valid metric"),
+            ),
+            in_flight: gauge("kafka_in_flight", "Input messages taken whose outputs are not yet acknowledged"),
+            paused_partitions: gauge("kafka_paused_partitions", "Input partitions paused for backpressure"),
+            assigned_partitions: gauge("kafka_assigned_partitions", "Input partitions assigned to this instance"),
+            commits: counter("kafka_commits_total", "Offset commits (each after its changelog write)"),
+            rebalances: counter("kafka_rebalances_total", "Consumer-group rebalances seen"),
+            skipped_replays: counter(
+                "kafka_replayed_outputs_skipped_total",
+                "Outputs not written again because the broker already held them (replay after a crash)",
+            ),
+            changelog_records: counter("kafka_changelog_records_total", "User states written to the changelog"),
+            restored_users: counter("kafka_restored_users_total", "User states restored from the changelog"),
+        })
     }
 
     /// Per-rule counters for a freshly compiled rule set.

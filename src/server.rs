@@ -49,6 +49,8 @@ pub enum ServeError {
     EngineClosed,
     #[error(transparent)]
     Media(#[from] crate::media::MediaError),
+    #[error(transparent)]
+    Kafka(#[from] crate::sources::kafka::KafkaSourceError),
 }
 
 /// A running service, for tests: its address and a way to stop it.
@@ -146,6 +148,8 @@ struct Built {
         Option<notify::RecommendedWatcher>,
         Option<notify::RecommendedWatcher>,
     ),
+    /// The Kafka source, when brokers are configured.
+    kafka: Option<crate::sources::kafka::KafkaSource>,
 }
 
 async fn build(settings: Settings) -> Result<Built, ServeError> {
@@ -199,6 +203,24 @@ async fn build(settings: Settings) -> Result<Built, ServeError> {
     .map_err(ServeError::Threads)?;
     let engine = Arc::new(engine);
     rebuild_state(&store, &engine, &settings).await?;
+    let kafka = if config.kafka.enabled() {
+        let deps = crate::sources::kafka::SourceDeps {
+            engine: engine.clone(),
+            writer: writer.clone(),
+            store: store.clone(),
+            metrics: metrics.clone(),
+            runtime: tokio::runtime::Handle::current(),
+            max_future_skew_ms: config.engine.max_future_skew_secs as i64 * 1000,
+        };
+        let kafka_config = config.kafka.clone();
+        let source =
+            tokio::task::spawn_blocking(move || crate::sources::kafka::start(kafka_config, deps))
+                .await
+                .map_err(|e| ServeError::Io(std::io::Error::other(e.to_string())))??;
+        Some(source)
+    } else {
+        None
+    };
 
     let keys = KeyCache::load(store.clone()).await?;
     keys.spawn_refresh();
@@ -273,6 +295,7 @@ async fn build(settings: Settings) -> Result<Built, ServeError> {
         background_stop,
         background,
         _watchers: (watcher, lists_watcher),
+        kafka,
     })
 }
 
@@ -448,12 +471,33 @@ async fn run(
         background_stop,
         background,
         _watchers,
+        mut kafka,
     } = built;
     let engine = state.engine.clone();
     let router = api::router(state);
+    let kafka_ended = kafka.as_mut().and_then(|k| k.ended());
+    let shutdown = async move {
+        match kafka_ended {
+            Some(ended) => {
+                tokio::select! {
+                    _ = shutdown => {},
+                    _ = ended => tracing::error!("kafka source ended; shutting down"),
+                }
+            }
+            None => shutdown.await,
+        }
+    };
     axum::serve(listener, router)
         .with_graceful_shutdown(shutdown)
         .await?;
+    // The Kafka source finishes what it took, writes its changelog and commits before the
+    // engine drains.
+    let kafka_result = match kafka {
+        Some(source) => tokio::task::spawn_blocking(move || source.stop())
+            .await
+            .map_err(|e| ServeError::Io(std::io::Error::other(e.to_string())))?,
+        None => Ok(()),
+    };
     // The router (and its state) is gone: the engine is ours alone unless a request task lingers.
     match Arc::try_unwrap(engine) {
         Ok(engine) => {
@@ -467,5 +511,6 @@ async fn run(
     for task in background {
         let _ = task.await;
     }
+    kafka_result?;
     Ok(())
 }

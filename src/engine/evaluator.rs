@@ -248,3 +248,33 @@ impl Evaluator {
         (Outcome::Decided(Arc::new(decision)), tx)
     }
 }
+
+/// Moving user state between instances (the Kafka changelog): a shard exports the users an
+/// event changed and imports the state of a partition it is given.
+impl Evaluator {
+    /// The encoded state of a tenant's user, if the user is known.
+    pub fn export_user(
+        &self,
+        tenant: i64,
+        user: &str,
+    ) -> Option<Result<Vec<u8>, super::state::StateCodecError>> {
+        self.user(tenant, user).map(UserState::encode)
+    }
+
+    /// Replaces a user's state (`None` forgets the user).
+    pub fn import_user(&mut self, tenant: i64, user: &str, state: Option<UserState>) {
+        match state {
+            Some(state) => *self.user_mut(tenant, user) = state,
+            None => self.forget_user(tenant, user),
+        }
+    }
+
+    pub fn forget_user(&mut self, tenant: i64, user: &str) {
+        if let Some(users) = self.users.get_mut(&tenant) {
+            users.remove(user);
+            if users.is_empty() {
+                self.users.remove(&tenant);
+            }
+        }
+    }
+}

@@ -60,6 +60,9 @@ pub enum Intake {
     Async,
     /// Offline replay and fixtures: nothing is stored.
     Replay,
+    /// The Kafka source, with the input partition the event came from: stored like an instant
+    /// decision, and the user's state follows that partition (changelog).
+    Stream(i32),
 }
 
 impl Intake {
@@ -68,6 +71,7 @@ impl Intake {
             Intake::Instant => "instant",
             Intake::Async => "async",
             Intake::Replay => "replay",
+            Intake::Stream(_) => "stream",
         }
     }
 }

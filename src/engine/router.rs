@@ -10,8 +10,8 @@ use std::thread::JoinHandle;
 use tokio::sync::{mpsc, oneshot};
 use xxhash_rust::xxh3::Xxh3;
 
-use super::shard::{self, ShardContext, ShardMsg, ShardStats};
-use super::state::StateLimits;
+use super::shard::{self, ShardContext, ShardMsg, ShardStats, StateRecord};
+use super::state::{StateLimits, UserState};
 use super::{DecisionSink, EvaluateJob, SharedSnapshot};
 use crate::metrics::Metrics;
 use crate::model::Transaction;
@@ -215,6 +215,59 @@ impl Engine {
             .into_iter()
             .map(|wait| wait.blocking_recv().map_err(|_| EngineError::Closed))
             .collect()
+    }
+
+    /// Collects, from every shard, the state of each streamed user changed since the last call.
+    /// Everything queued before this call has been evaluated (and handed to the sink) first.
+    pub fn changelog_blocking(&self) -> Result<Vec<StateRecord>, EngineError> {
+        let mut waits = Vec::with_capacity(self.senders.len());
+        for sender in &self.senders {
+            let (reply, wait) = oneshot::channel();
+            sender
+                .blocking_send(ShardMsg::Changelog(reply))
+                .map_err(|_| EngineError::Closed)?;
+            waits.push(wait);
+        }
+        let mut records = Vec::new();
+        for wait in waits {
+            records.extend(wait.blocking_recv().map_err(|_| EngineError::Closed)?);
+        }
+        Ok(records)
+    }
+
+    /// Replaces a streamed user's state with the one its partition's changelog holds.
+    pub fn import_state_blocking(
+        &self,
+        tenant: i64,
+        user: &str,
+        partition: i32,
+        state: Option<UserState>,
+    ) -> Result<(), EngineError> {
+        self.sender(tenant, user)
+            .blocking_send(ShardMsg::ImportState {
+                tenant,
+                user: user.to_owned(),
+                partition,
+                state: state.map(Box::new),
+            })
+            .map_err(|_| EngineError::Closed)
+    }
+
+    /// Drops the state of the streamed users of `partitions` on every shard; answers how many.
+    pub fn forget_partitions_blocking(&self, partitions: &[i32]) -> Result<usize, EngineError> {
+        let mut waits = Vec::with_capacity(self.senders.len());
+        for sender in &self.senders {
+            let (reply, wait) = oneshot::channel();
+            sender
+                .blocking_send(ShardMsg::ForgetPartitions(partitions.to_vec(), reply))
+                .map_err(|_| EngineError::Closed)?;
+            waits.push(wait);
+        }
+        let mut forgotten = 0;
+        for wait in waits {
+            forgotten += wait.blocking_recv().map_err(|_| EngineError::Closed)?;
+        }
+        Ok(forgotten)
     }
 
     /// Events waiting per shard.

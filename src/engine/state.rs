@@ -18,6 +18,7 @@
 
 use std::collections::VecDeque;
 
+use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::model::{Direction, Transaction};
@@ -46,7 +47,7 @@ impl Default for StateLimits {
 const CREDIT_BIT: u32 = 1 << 31;
 
 /// One past transaction, compactly: 16 bytes.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Event {
     pub amount: f64,
     /// Seconds since the Unix epoch (valid until 2106).
@@ -75,7 +76,7 @@ impl Event {
 
 /// One UTC day of a user's older history: 24 bytes. Counts saturate at 65,535 a day (a user
 /// beyond that is a system account and trips every velocity rule long before).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 struct DayBucket {
     debit_sum: f64,
     credit_sum: f64,
@@ -102,7 +103,10 @@ impl DayBucket {
 }
 
 /// Everything Vigil remembers about one user of one tenant.
-#[derive(Debug, Clone, Default)]
+///
+/// Serialisable for the Kafka changelog ([`UserState::encode`]); field order is part of that
+/// format, so a change here bumps [`STATE_FORMAT`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct UserState {
     recent: VecDeque<Event>,
     days: Vec<DayBucket>,
@@ -113,6 +117,35 @@ pub struct UserState {
     last_location: Option<(f32, f32, u32)>,
     devices: Vec<u64>,
     total_events: u32,
+}
+
+/// Version byte leading every encoded [`UserState`].
+pub const STATE_FORMAT: u8 = 1;
+
+/// Why an encoded user state could not be read back.
+#[derive(Debug, thiserror::Error)]
+pub enum StateCodecError {
+    #[error("empty state record")]
+    Empty,
+    #[error("unknown state format {0}")]
+    Format(u8),
+    #[error("state record does not decode: {0}")]
+    Decode(#[from] postcard::Error),
+}
+
+impl UserState {
+    /// The state as bytes: one format byte, then postcard (compact, varint-encoded).
+    pub fn encode(&self) -> Result<Vec<u8>, StateCodecError> {
+        Ok(postcard::to_extend(self, vec![STATE_FORMAT])?)
+    }
+
+    pub fn decode(bytes: &[u8]) -> Result<UserState, StateCodecError> {
+        let (&format, body) = bytes.split_first().ok_or(StateCodecError::Empty)?;
+        if format != STATE_FORMAT {
+            return Err(StateCodecError::Format(format));
+        }
+        Ok(postcard::from_bytes(body)?)
+    }
 }
 
 /// Window aggregates over a user's history *before* the transaction being evaluated.
@@ -458,6 +491,34 @@ mod tests {
 
     fn agg_at(state: &UserState, t: u32) -> Aggregates {
         state.aggregate(t, 100.0, Direction::Debit, 0, None, &mut Vec::new())
+    }
+
+    #[test]
+    fn an_encoded_state_decodes_to_the_same_state() {
+        let mut state = UserState::default();
+        add(&mut state, 1_000_000, 25.5, Direction::Debit, "acct-1");
+        add(&mut state, 1_000_100, 7.0, Direction::Credit, "acct-2");
+        add(
+            &mut state,
+            1_000_000 - 3 * DAY,
+            99.0,
+            Direction::Debit,
+            "acct-3",
+        );
+        state.remember_device(device_hash("phone"));
+        state.last_location = Some((6.5, 3.4, 1_000_100));
+        let bytes = state.encode().expect("encodes");
+        assert_eq!(bytes[0], STATE_FORMAT);
+        assert_eq!(UserState::decode(&bytes).expect("decodes"), state);
+        assert!(matches!(
+            UserState::decode(&[9, 1, 2]),
+            Err(StateCodecError::Format(9))
+        ));
+        assert!(matches!(
+            UserState::decode(&[]),
+            Err(StateCodecError::Empty)
+        ));
+        assert!(UserState::decode(&bytes[..bytes.len() - 1]).is_err());
     }
 
     #[test]

@@ -1,4 +1,6 @@
 //! Sinks: where shard outputs go. [`store`] makes decisions durable (group commit) and answers the
-//! waiting source; the Kafka sink joins it with the streaming issue.
+//! waiting source; [`kafka`] writes the durable decisions, case events and dead letters of the
+//! Kafka source to their topics, in input order.
 
+pub mod kafka;
 pub mod store;

@@ -43,6 +43,9 @@ pub enum WriteJob {
         raw: Bytes,
         reply: oneshot::Sender<Result<bool, SinkError>>,
     },
+    /// Answered once everything queued before it has been committed (the Kafka changelog waits
+    /// for it, so a user's state never gets ahead of the stored decisions it reflects).
+    Barrier(oneshot::Sender<()>),
 }
 
 /// The sink handed to the engine; cheap to clone.
@@ -82,6 +85,16 @@ impl StoreSink {
             .await
             .map_err(|_| SinkError::Closed)?;
         wait.await.map_err(|_| SinkError::Closed)?
+    }
+
+    /// Waits until every job queued before this call has been committed.
+    pub async fn barrier(&self) -> Result<(), SinkError> {
+        let (reply, wait) = oneshot::channel();
+        self.jobs
+            .send(WriteJob::Barrier(reply))
+            .await
+            .map_err(|_| SinkError::Closed)?;
+        wait.await.map_err(|_| SinkError::Closed)
     }
 }
 
@@ -182,7 +195,7 @@ async fn write_batch(
             WriteJob::Pending { tenant, tx, .. } => {
                 Some(crate::engine::transaction_id(*tenant, &tx.reference))
             }
-            WriteJob::Decided(_) => None,
+            WriteJob::Decided(_) | WriteJob::Barrier(_) => None,
         })
         .collect();
     let mut pending_ids = pending_ids.iter();
@@ -192,6 +205,7 @@ async fn write_batch(
     let mut alerts = Vec::new();
     for (job, json) in batch.iter().zip(&encoded.decisions) {
         match job {
+            WriteJob::Barrier(_) => {}
             WriteJob::Pending {
                 tenant, tx, raw, ..
             } => {
@@ -308,6 +322,9 @@ async fn answer(store: &Store, batch: Vec<WriteJob>, inserted: Vec<String>) {
     let inserted: std::collections::HashSet<String> = inserted.into_iter().collect();
     for job in batch {
         match job {
+            WriteJob::Barrier(reply) => {
+                let _ = reply.send(());
+            }
             WriteJob::Pending {
                 tenant, tx, reply, ..
             } => {

@@ -17,6 +17,7 @@ mod cdd;
 mod cli;
 mod edd;
 mod identity;
+mod kafka;
 mod native_rules;
 mod reporting;
 mod rules_fixtures;

@@ -1,0 +1,752 @@
+//! The Kafka source against a real broker: the end-to-end flow, the dead-letter path, a SIGKILL
+//! mid-stream and a restart, and a second instance joining the group.
+//!
+//! The broker comes from `VIGIL_TEST_KAFKA_BROKERS` (scripts/test.sh installs and starts tansu
+//! on loopback); without it these tests fail, they never skip. Each test uses its own topics and
+//! consumer group, and runs `vigil serve` as a child process so it can be killed for real.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::message::{Header, Headers, Message, OwnedHeaders};
+use rdkafka::producer::{FutureProducer, FutureRecord};
+use rdkafka::{ClientConfig, Offset, TopicPartitionList};
+use serde_json::{json, Value};
+use vigil::sources::kafka::config::KafkaConfig;
+
+const BROKERS_ENV: &str = "VIGIL_TEST_KAFKA_BROKERS";
+const PARTITIONS: i32 = 4;
+const TENANT: &str = "acme-bank";
+
+fn brokers() -> String {
+    std::env::var(BROKERS_ENV).unwrap_or_else(|_| {
+        panic!(
+            "{BROKERS_ENV} is not set: these tests need a Kafka-protocol broker. Run scripts/test.sh \
+             (it builds and starts tansu on loopback), or set {BROKERS_ENV}=host:port"
+        )
+    })
+}
+
+/// Topic and group names of one test.
+fn kafka_config(test: &str) -> KafkaConfig {
+    let run = uuid::Uuid::new_v4().simple().to_string();
+    let name = |what: &str| format!("t-{test}-{}-{what}", &run[..8]);
+    KafkaConfig {
+        brokers: brokers(),
+        group_id: name("group"),
+        client_id: format!("vigil-test-{test}"),
+        input_topic: name("transactions"),
+        decisions_topic: name("decisions"),
+        cases_topic: name("cases"),
+        dead_letter_topic: name("dead-letter"),
+        changelog_topic: name("state"),
+        control_topic: name("control"),
+        commit_interval_ms: 5_000,
+        ..KafkaConfig::default()
+    }
+}
+
+async fn create_topics(config: &KafkaConfig) {
+    let created = vigil::sources::kafka::admin::create_topics(config, PARTITIONS, 1)
+        .await
+        .expect("create test topics");
+    assert_eq!(created.len(), 6, "{created:?}");
+}
+
+/// One `vigil serve` child process.
+struct Instance {
+    child: Child,
+    port: u16,
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+fn write_config(dir: &Path, database_url: &str, kafka: &KafkaConfig) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut config =
+        crate::common::config_for(dir, &root.join("rules"), &root.join("fixtures/rules"));
+    config.database_url = database_url.to_owned();
+    config.kafka = kafka.clone();
+    let path = dir.join(format!("vigil-{}.toml", uuid::Uuid::new_v4().simple()));
+    std::fs::write(&path, toml::to_string(&config).expect("config as toml")).expect("config file");
+    path
+}
+
+impl Instance {
+    fn start(config: &Path) -> Instance {
+        let port = free_port();
+        let log = std::fs::File::create(config.with_extension("log")).expect("log file");
+        let child = Command::new(env!("CARGO_BIN_EXE_vigil"))
+            .arg("--config")
+            .arg(config)
+            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+            .env_remove("VIGIL_KAFKA_BROKERS")
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("start vigil serve");
+        Instance { child, port }
+    }
+
+    async fn metric(&self, name: &str) -> Option<f64> {
+        let body = reqwest::get(format!("http://127.0.0.1:{}/metrics", self.port))
+            .await
+            .ok()?
+            .text()
+            .await
+            .ok()?;
+        body.lines()
+            .filter(|line| line.starts_with(name) && !line.starts_with('#'))
+            .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
+            .reduce(|a, b| a + b)
+    }
+
+    /// Waits until the instance serves and holds `partitions` partitions (or any, if `None`).
+    async fn wait_assigned(&mut self, partitions: Option<f64>, log: &Path) {
+        let deadline = Instant::now() + Duration::from_secs(90);
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!(
+                    "vigil exited with {status}: {}",
+                    std::fs::read_to_string(log).unwrap_or_default()
+                );
+            }
+            let assigned = self.metric("vigil_kafka_assigned_partitions").await;
+            match (assigned, partitions) {
+                (Some(n), Some(want)) if n == want => return,
+                (Some(n), None) if n > 0.0 => return,
+                _ => {}
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no partitions assigned in 90 s: {}",
+                std::fs::read_to_string(log).unwrap_or_default()
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    fn kill(mut self) {
+        // SIGKILL: no drain, no commit, no changelog flush.
+        self.child.kill().expect("kill -9");
+        let _ = self.child.wait();
+    }
+
+    fn terminate(mut self) -> std::process::ExitStatus {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        self.child.wait().expect("wait for vigil")
+    }
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+async fn ensure_tenant(database_url: &str) {
+    let store = vigil::store::Store::connect(database_url, 1)
+        .await
+        .expect("open the store");
+    store.ensure_business(TENANT).await.expect("tenant");
+}
+
+/// A stream of transactions for `users` users, several per user within hours, some large, so
+/// velocity, limit and amount rules fire and decisions depend on per-user state.
+fn transactions(prefix: &str, users: usize, per_user: usize) -> Vec<(String, Value)> {
+    let mut out = Vec::new();
+    for round in 0..per_user {
+        for u in 0..users {
+            let user = format!("{prefix}-user-{u}");
+            let reference = format!("{prefix}-{u}-{round}");
+            let amount = match (u + round) % 7 {
+                0 => 9_950_000.0,
+                1 => 5_000.0,
+                2 => 120_000.0,
+                3 => 2_000_000.0,
+                _ => 15_000.0 + (u * 37 + round * 11) as f64,
+            };
+            let minute = round * 7 + u % 5;
+            let date = format!("2025-03-10T{:02}:{:02}:00Z", 8 + minute / 60, minute % 60);
+            let mut payload = crate::common::tx(&reference, &user, amount, &date);
+            payload["transactionData"]["receiverAccount"] =
+                json!(format!("rcv-{}", (u + round) % 13));
+            out.push((user, payload));
+        }
+    }
+    out
+}
+
+async fn produce(config: &KafkaConfig, messages: &[(Option<String>, Option<String>, Vec<u8>)]) {
+    let producer: FutureProducer = ClientConfig::new()
+        .set("bootstrap.servers", &config.brokers)
+        .set("linger.ms", "5")
+        .create()
+        .expect("test producer");
+    let mut deliveries = Vec::new();
+    for (key, tenant, value) in messages {
+        let mut headers = OwnedHeaders::new();
+        if let Some(tenant) = tenant {
+            headers = headers.insert(Header {
+                key: "vigil-tenant",
+                value: Some(tenant.as_str()),
+            });
+        }
+        let mut record = FutureRecord::<str, [u8]>::to(&config.input_topic)
+            .payload(value.as_slice())
+            .headers(headers);
+        if let Some(key) = key {
+            // Partitioned like every producer keyed by user: by the key.
+            record = record.key(key.as_str());
+        }
+        deliveries.push(
+            producer
+                .send_result(record)
+                .map_err(|(e, _)| e)
+                .expect("queued"),
+        );
+    }
+    for delivery in deliveries {
+        delivery.await.expect("delivered").expect("acknowledged");
+    }
+}
+
+async fn produce_transactions(config: &KafkaConfig, txs: &[(String, Value)]) {
+    let messages: Vec<_> = txs
+        .iter()
+        .map(|(user, payload)| {
+            (
+                Some(user.clone()),
+                Some(TENANT.to_owned()),
+                serde_json::to_vec(payload).expect("json"),
+            )
+        })
+        .collect();
+    produce(config, &messages).await;
+}
+
+/// A record read back from an output topic.
+#[derive(Debug, Clone)]
+struct Record {
+    partition: i32,
+    key: Option<String>,
+    headers: HashMap<String, String>,
+    value: Value,
+}
+
+fn end_offsets(config: &KafkaConfig, topic: &str) -> i64 {
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", &config.brokers)
+        .create()
+        .expect("consumer");
+    (0..PARTITIONS)
+        .map(|p| {
+            consumer
+                .fetch_watermarks(topic, p, Duration::from_secs(10))
+                .map(|(_, high)| high)
+                .unwrap_or(0)
+        })
+        .sum()
+}
+
+/// Waits until `topic` holds at least `count` records.
+async fn wait_for_records(config: &KafkaConfig, topic: &str, count: i64, within: Duration) {
+    let deadline = Instant::now() + within;
+    loop {
+        let cloned = config.clone();
+        let name = topic.to_owned();
+        let have = tokio::task::spawn_blocking(move || end_offsets(&cloned, &name))
+            .await
+            .expect("watermarks");
+        if have >= count {
+            return;
+        }
+        if Instant::now() >= deadline {
+            let logs: Vec<String> = std::fs::read_dir(std::env::temp_dir())
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter(|e| e.path().is_dir())
+                .flat_map(|e| std::fs::read_dir(e.path()).into_iter().flatten().flatten())
+                .filter(|e| e.path().extension().is_some_and(|x| x == "log"))
+                .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+                .filter(|text| text.contains(&config.input_topic))
+                .collect();
+            panic!(
+                "{topic} holds {have} records, expected {count}; vigil logs:\n{}",
+                logs.join("\n----\n")
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// Every record of `topic`, read from the start of each partition to its end.
+fn read_all(config: &KafkaConfig, topic: &str) -> Vec<Record> {
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", &config.brokers)
+        .set("group.id", "vigil-test-reader")
+        .set("enable.auto.commit", "false")
+        .create()
+        .expect("consumer");
+    let mut records = Vec::new();
+    for partition in 0..PARTITIONS {
+        let (low, high) = consumer
+            .fetch_watermarks(topic, partition, Duration::from_secs(10))
+            .expect("watermarks");
+        if high <= low {
+            continue;
+        }
+        let mut list = TopicPartitionList::new();
+        list.add_partition_offset(topic, partition, Offset::Offset(low))
+            .expect("offset");
+        consumer.assign(&list).expect("assign");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let mut next = low;
+        while next < high {
+            assert!(
+                Instant::now() < deadline,
+                "reading {topic}/{partition} timed out"
+            );
+            let Some(message) = consumer.poll(Duration::from_millis(200)) else {
+                continue;
+            };
+            let message = message.expect("message");
+            next = message.offset() + 1;
+            let headers = message
+                .headers()
+                .map(|h| {
+                    h.iter()
+                        .map(|h| {
+                            (
+                                h.key.to_owned(),
+                                String::from_utf8_lossy(h.value.unwrap_or_default()).into_owned(),
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            records.push(Record {
+                partition,
+                key: message
+                    .key()
+                    .map(|k| String::from_utf8_lossy(k).into_owned()),
+                headers,
+                value: serde_json::from_slice(message.payload().unwrap_or_default())
+                    .expect("records are JSON"),
+            });
+        }
+    }
+    records
+}
+
+/// What a decision says, without its timestamps: (action, riskScore, sorted rule ids).
+type Verdict = (String, String, Vec<String>);
+
+fn verdicts(decisions: &[Record]) -> BTreeMap<String, Verdict> {
+    let mut out = BTreeMap::new();
+    for record in decisions {
+        let decision = &record.value["decision"];
+        let mut rules: Vec<String> = decision["rules"]
+            .as_array()
+            .expect("rules")
+            .iter()
+            .filter_map(|r| r["id"].as_str().map(str::to_owned))
+            .collect();
+        rules.sort();
+        let verdict = (
+            decision["action"]["result"]
+                .as_str()
+                .expect("action")
+                .to_owned(),
+            decision["riskScore"].as_str().expect("score").to_owned(),
+            rules,
+        );
+        let reference = record.value["reference"]
+            .as_str()
+            .expect("reference")
+            .to_owned();
+        assert!(
+            out.insert(reference.clone(), verdict).is_none(),
+            "reference {reference} has more than one decision"
+        );
+    }
+    out
+}
+
+async fn read(config: &KafkaConfig, topic: &str) -> Vec<Record> {
+    let config = config.clone();
+    let topic = topic.to_owned();
+    tokio::task::spawn_blocking(move || read_all(&config, &topic))
+        .await
+        .expect("read")
+}
+
+/// Runs `txs` through one instance that is never interrupted: the reference decisions.
+async fn single_instance_verdicts(txs: &[(String, Value)]) -> BTreeMap<String, Verdict> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kafka = kafka_config("reference");
+    create_topics(&kafka).await;
+    let database_url = format!(
+        "sqlite://{}?mode=rwc",
+        dir.path().join("vigil.db").display()
+    );
+    ensure_tenant(&database_url).await;
+    let config = write_config(dir.path(), &database_url, &kafka);
+    let mut instance = Instance::start(&config);
+    instance
+        .wait_assigned(Some(PARTITIONS as f64), &config.with_extension("log"))
+        .await;
+    produce_transactions(&kafka, txs).await;
+    wait_for_records(
+        &kafka,
+        &kafka.decisions_topic,
+        txs.len() as i64,
+        Duration::from_secs(120),
+    )
+    .await;
+    let status = instance.terminate();
+    assert!(status.success(), "vigil stopped with {status}");
+    verdicts(&read(&kafka, &kafka.decisions_topic).await)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streamed_transactions_get_one_decision_each_and_a_case_event_when_not_approved() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kafka = kafka_config("e2e");
+    create_topics(&kafka).await;
+    let database_url = format!(
+        "sqlite://{}?mode=rwc",
+        dir.path().join("vigil.db").display()
+    );
+    ensure_tenant(&database_url).await;
+    let config = write_config(dir.path(), &database_url, &kafka);
+    let mut instance = Instance::start(&config);
+    instance
+        .wait_assigned(Some(PARTITIONS as f64), &config.with_extension("log"))
+        .await;
+
+    let txs = transactions("e2e", 40, 6);
+    produce_transactions(&kafka, &txs).await;
+    wait_for_records(
+        &kafka,
+        &kafka.decisions_topic,
+        txs.len() as i64,
+        Duration::from_secs(120),
+    )
+    .await;
+    let status = instance.terminate();
+    assert!(status.success(), "graceful stop: {status}");
+
+    let decisions = read(&kafka, &kafka.decisions_topic).await;
+    let verdicts = verdicts(&decisions);
+    assert_eq!(verdicts.len(), txs.len(), "one decision per input");
+    for record in &decisions {
+        assert_eq!(record.value["schema"], "vigil.decision/1");
+        assert_eq!(record.value["tenant"], TENANT);
+        let user = record.value["userId"].as_str().expect("userId");
+        assert_eq!(record.key.as_deref(), Some(user), "keyed by user");
+        assert_eq!(
+            record.headers["vigil-source-partition"],
+            record.partition.to_string()
+        );
+        assert_eq!(
+            record.headers["vigil-id"],
+            record.value["transactionId"].as_str().expect("id")
+        );
+        assert_eq!(record.value["source"]["partition"], record.partition);
+    }
+    let not_approved: Vec<&String> = verdicts
+        .iter()
+        .filter(|(_, v)| v.0 != "approved")
+        .map(|(r, _)| r)
+        .collect();
+    assert!(!not_approved.is_empty(), "the stream triggers rules");
+    assert!(not_approved.len() < verdicts.len(), "and approves some");
+    let cases = read(&kafka, &kafka.cases_topic).await;
+    let mut case_refs: Vec<&str> = cases
+        .iter()
+        .map(|c| c.value["reference"].as_str().expect("reference"))
+        .collect();
+    case_refs.sort();
+    let mut expected: Vec<&str> = not_approved.iter().map(|s| s.as_str()).collect();
+    expected.sort();
+    assert_eq!(
+        case_refs, expected,
+        "one case event per decision that is not approved"
+    );
+    assert!(cases.iter().all(|c| c.value["schema"] == "vigil.case/1"));
+
+    // The decisions are stored too: the same transaction read back through the store.
+    let store = vigil::store::Store::connect(&database_url, 1)
+        .await
+        .expect("store");
+    let tenant = store
+        .business_by_name(TENANT)
+        .await
+        .expect("query")
+        .expect("tenant");
+    let first = &decisions[0].value;
+    let stored = store
+        .transaction(tenant.id, first["transactionId"].as_str().expect("id"))
+        .await
+        .expect("query")
+        .expect("stored");
+    assert_eq!(stored.intake, "stream");
+    let stored_decision: Value =
+        serde_json::from_str(stored.decision.as_deref().expect("decided")).expect("json");
+    assert_eq!(stored_decision, first["decision"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_messages_go_to_the_dead_letter_topic_and_do_not_block_their_partition() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kafka = kafka_config("dlq");
+    create_topics(&kafka).await;
+    let database_url = format!(
+        "sqlite://{}?mode=rwc",
+        dir.path().join("vigil.db").display()
+    );
+    ensure_tenant(&database_url).await;
+    let config = write_config(dir.path(), &database_url, &kafka);
+    let mut instance = Instance::start(&config);
+    instance
+        .wait_assigned(Some(PARTITIONS as f64), &config.with_extension("log"))
+        .await;
+
+    let user = "dlq-user".to_owned();
+    let good = |reference: &str| {
+        serde_json::to_vec(&crate::common::tx(
+            reference,
+            &user,
+            1500.0,
+            "2025-03-10T10:00:00Z",
+        ))
+        .expect("json")
+    };
+    let mut negative = crate::common::tx("dlq-negative", &user, 10.0, "2025-03-10T10:00:00Z");
+    negative["transactionData"]["amount"] = json!(-5);
+    let tenant = Some(TENANT.to_owned());
+    let key = Some(user.clone());
+    // All keyed by the same user, so all on one partition, in this order.
+    let messages = vec![
+        (key.clone(), tenant.clone(), b"{not json".to_vec()),
+        (key.clone(), None, good("dlq-no-tenant")),
+        (
+            key.clone(),
+            Some("nobody".to_owned()),
+            good("dlq-unknown-tenant"),
+        ),
+        (
+            key.clone(),
+            tenant.clone(),
+            serde_json::to_vec(&negative).expect("json"),
+        ),
+        (key.clone(), tenant.clone(), good("dlq-good")),
+    ];
+    produce(&kafka, &messages).await;
+    // The wrong key lands on whatever partition it hashes to.
+    produce(
+        &kafka,
+        &[(
+            Some("someone-else".into()),
+            tenant.clone(),
+            good("dlq-wrong-key"),
+        )],
+    )
+    .await;
+
+    wait_for_records(&kafka, &kafka.dead_letter_topic, 5, Duration::from_secs(60)).await;
+    wait_for_records(&kafka, &kafka.decisions_topic, 1, Duration::from_secs(60)).await;
+    let status = instance.terminate();
+    assert!(status.success(), "graceful stop: {status}");
+
+    let dead = read(&kafka, &kafka.dead_letter_topic).await;
+    assert_eq!(dead.len(), 5, "{dead:#?}");
+    let by_error: HashMap<&str, &Record> = dead
+        .iter()
+        .map(|r| (r.value["error"].as_str().expect("error"), r))
+        .collect();
+    assert!(by_error.contains_key("the message is not JSON"));
+    assert!(by_error.contains_key("the message names no tenant"));
+    assert!(by_error.contains_key("unknown tenant"));
+    assert!(by_error.contains_key("the message key is not the user's uniqueId"));
+    let invalid = by_error["request validation failed"];
+    assert_eq!(
+        invalid.value["errors"][0]["field"],
+        "transactionData.amount"
+    );
+    for record in &dead {
+        assert_eq!(record.value["schema"], "vigil.dead-letter/1");
+        let offset = record.value["source"]["offset"]
+            .as_i64()
+            .expect("source offset");
+        assert_eq!(record.headers["vigil-source-offset"], offset.to_string());
+        assert_eq!(record.value["source"]["topic"], kafka.input_topic.as_str());
+        assert!(
+            record.value["payload"].is_string(),
+            "the original payload travels along"
+        );
+    }
+    let decisions = read(&kafka, &kafka.decisions_topic).await;
+    assert_eq!(decisions.len(), 1);
+    assert_eq!(
+        decisions[0].value["reference"], "dlq-good",
+        "the good message behind the bad ones is decided"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instance_killed_mid_stream_restarts_without_losing_or_repeating_a_decision() {
+    let txs = transactions("crash", 150, 20);
+    let reference = single_instance_verdicts(&txs).await;
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kafka = kafka_config("crash");
+    create_topics(&kafka).await;
+    let database_url = format!(
+        "sqlite://{}?mode=rwc",
+        dir.path().join("vigil.db").display()
+    );
+    ensure_tenant(&database_url).await;
+    let config = write_config(dir.path(), &database_url, &kafka);
+    let log = config.with_extension("log");
+    produce_transactions(&kafka, &txs).await;
+
+    let mut first = Instance::start(&config);
+    first.wait_assigned(Some(PARTITIONS as f64), &log).await;
+    let total = txs.len() as i64;
+    wait_for_records(
+        &kafka,
+        &kafka.decisions_topic,
+        total / 4,
+        Duration::from_secs(120),
+    )
+    .await;
+    first.kill();
+    let written = end_offsets(&kafka, &kafka.decisions_topic);
+    assert!(
+        written < total,
+        "killed mid-stream ({written} of {total} written)"
+    );
+
+    let mut second = Instance::start(&config);
+    second.wait_assigned(Some(PARTITIONS as f64), &log).await;
+    wait_for_records(
+        &kafka,
+        &kafka.decisions_topic,
+        total,
+        Duration::from_secs(180),
+    )
+    .await;
+    // Let anything that would be a duplicate arrive before counting.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let status = second.terminate();
+    assert!(status.success(), "graceful stop: {status}");
+
+    let decisions = read(&kafka, &kafka.decisions_topic).await;
+    assert_eq!(
+        decisions.len() as i64,
+        total,
+        "exactly one decision per input"
+    );
+    let after_crash = verdicts(&decisions);
+    assert_eq!(after_crash.len(), txs.len());
+    assert_eq!(
+        after_crash, reference,
+        "the same decisions as an uninterrupted run"
+    );
+    let cases = read(&kafka, &kafka.cases_topic).await;
+    let not_approved = reference.values().filter(|v| v.0 != "approved").count();
+    assert_eq!(
+        cases.len(),
+        not_approved,
+        "exactly one case event per decision not approved"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_instance_takes_over_partitions_and_decisions_match_a_single_instance() {
+    let txs = transactions("pair", 120, 16);
+    let reference = single_instance_verdicts(&txs).await;
+
+    // Both instances share one database, as a deployment does (PostgreSQL).
+    let database = crate::common::TestDatabase::create().await;
+    ensure_tenant(&database.url).await;
+    let kafka = kafka_config("pair");
+    create_topics(&kafka).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let dir_a = dir.path().join("a");
+    let dir_b = dir.path().join("b");
+    std::fs::create_dir_all(&dir_a).expect("dir");
+    std::fs::create_dir_all(&dir_b).expect("dir");
+    let config_a = write_config(&dir_a, &database.url, &kafka);
+    let config_b = write_config(&dir_b, &database.url, &kafka);
+
+    let mut a = Instance::start(&config_a);
+    a.wait_assigned(Some(PARTITIONS as f64), &config_a.with_extension("log"))
+        .await;
+    let half = txs.len() / 2;
+    produce_transactions(&kafka, &txs[..half]).await;
+    wait_for_records(
+        &kafka,
+        &kafka.decisions_topic,
+        half as i64,
+        Duration::from_secs(120),
+    )
+    .await;
+
+    let mut b = Instance::start(&config_b);
+    b.wait_assigned(None, &config_b.with_extension("log")).await;
+    a.wait_assigned(
+        Some(
+            f64::from(PARTITIONS)
+                - b.metric("vigil_kafka_assigned_partitions")
+                    .await
+                    .unwrap_or(0.0),
+        ),
+        &config_a.with_extension("log"),
+    )
+    .await;
+    produce_transactions(&kafka, &txs[half..]).await;
+    wait_for_records(
+        &kafka,
+        &kafka.decisions_topic,
+        txs.len() as i64,
+        Duration::from_secs(120),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+
+    let consumed_b = b.metric("vigil_kafka_consumed_total").await.unwrap_or(0.0);
+    assert!(consumed_b > 0.0, "the second instance took part");
+    let restored_b = b
+        .metric("vigil_kafka_restored_users_total")
+        .await
+        .unwrap_or(0.0);
+    assert!(
+        restored_b > 0.0,
+        "the second instance restored its users' state from the changelog"
+    );
+    assert!(a.terminate().success());
+    assert!(b.terminate().success());
+
+    let decisions = read(&kafka, &kafka.decisions_topic).await;
+    assert_eq!(decisions.len(), txs.len(), "exactly one decision per input");
+    assert_eq!(
+        verdicts(&decisions),
+        reference,
+        "the same decisions as one instance alone"
+    );
+}
