@@ -44,7 +44,7 @@ fn kafka_config(test: &str) -> KafkaConfig {
         dead_letter_topic: name("dead-letter"),
         changelog_topic: name("state"),
         control_topic: name("control"),
-        commit_interval_ms: 5_000,
+        commit_interval_ms: 200,
         ..KafkaConfig::default()
     }
 }
@@ -182,6 +182,10 @@ fn transactions(prefix: &str, users: usize, per_user: usize) -> Vec<(String, Val
             let mut payload = crate::common::tx(&reference, &user, amount, &date);
             payload["transactionData"]["receiverAccount"] =
                 json!(format!("rcv-{}", (u + round) % 13));
+            // Limits make decisions depend on state: the daily limit is breached by the sum of
+            // the day's debits, the individual limit by the largest amounts alone.
+            payload["limits"] =
+                json!({"dailyLimit": 3_000_000.0, "individualTransactionLimit": 2_500_000.0});
             out.push((user, payload));
         }
     }

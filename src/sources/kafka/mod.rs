@@ -41,6 +41,7 @@ use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer, ConsumerContext, Reb
 use rdkafka::error::KafkaError;
 use rdkafka::message::{BorrowedMessage, Headers, Message};
 use rdkafka::producer::{FutureProducer, FutureRecord};
+use rdkafka::statistics::Statistics;
 use rdkafka::{ClientConfig, Offset, TopicPartitionList};
 use tokio::runtime::Handle;
 use tokio::sync::oneshot;
@@ -211,6 +212,9 @@ pub fn start(config: KafkaConfig, deps: SourceDeps) -> Result<KafkaSource, Kafka
         .set("enable.auto.offset.store", "false")
         .set("auto.offset.reset", "earliest")
         .set("partition.assignment.strategy", "range,roundrobin");
+    if !config.properties.contains_key("statistics.interval.ms") {
+        consumer_config.set("statistics.interval.ms", "1000");
+    }
     let consumer: BaseConsumer<SourceContext> =
         consumer_config.create_with_context(SourceContext {
             shared: shared.clone(),
@@ -284,7 +288,28 @@ struct SourceContext {
     shared: Arc<Shared>,
 }
 
-impl ClientContext for SourceContext {}
+impl ClientContext for SourceContext {
+    /// Consumer lag per assigned partition, from librdkafka's statistics (`statistics.interval.ms`):
+    /// the high watermark of the last fetch minus the committed offset. Reading it from the
+    /// statistics costs no broker request; asking the broker for watermarks on the consumer's own
+    /// connection queued behind its long-poll fetches and stalled them on some brokers.
+    fn stats(&self, statistics: Statistics) {
+        let shared = &self.shared;
+        let Some(topic) = statistics.topics.get(&shared.config.input_topic) else {
+            return;
+        };
+        for partition in topic.partitions.values() {
+            if partition.partition < 0 || !partition.desired || partition.consumer_lag < 0 {
+                continue;
+            }
+            shared
+                .metrics
+                .lag
+                .with_label_values(&[&partition.partition.to_string()])
+                .set(partition.consumer_lag);
+        }
+    }
+}
 
 impl ConsumerContext for SourceContext {
     fn pre_rebalance(&self, consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
@@ -308,6 +333,10 @@ impl ConsumerContext for SourceContext {
                     }
                 }
                 for partition in &partitions {
+                    let _ = shared
+                        .metrics
+                        .lag
+                        .remove_label_values(&[&partition.to_string()]);
                     if let Some(pipe) = state.partitions.remove(partition) {
                         drop(pipe.feed);
                         let _ = shared.deps.runtime.block_on(pipe.task);
@@ -561,22 +590,6 @@ fn commit(
     Ok(())
 }
 
-fn update_lag(consumer: &BaseConsumer<SourceContext>, shared: &Shared, state: &PipelineState) {
-    for (partition, pipe) in &state.partitions {
-        if let Ok((_, high)) = consumer.fetch_watermarks(
-            &shared.config.input_topic,
-            *partition,
-            Duration::from_millis(500),
-        ) {
-            shared
-                .metrics
-                .lag
-                .with_label_values(&[&partition.to_string()])
-                .set((high - pipe.committed).max(0));
-        }
-    }
-}
-
 fn run(
     consumer: BaseConsumer<SourceContext>,
     shared: Arc<Shared>,
@@ -604,7 +617,6 @@ fn run(
                 if let Err(error) = commit(&consumer, &shared, &mut state) {
                     tracing::error!(%error, "offset commit failed; retrying at the next interval");
                 }
-                update_lag(&consumer, &shared, &state);
             }
         }
         match consumer.poll(Duration::from_millis(50)) {
