@@ -320,6 +320,22 @@ impl Metrics {
     }
 
     /// Registers the Kafka source's metrics (once per service) and resolves their labels.
+    /// A counter registered on this registry (for components that own their metrics).
+    pub fn counter(&self, name: &str, help: &str) -> IntCounter {
+        register(
+            &self.registry,
+            IntCounter::new(name, help).expect("valid metric"),
+        )
+    }
+
+    /// A gauge registered on this registry.
+    pub fn gauge(&self, name: &str, help: &str) -> IntGauge {
+        register(
+            &self.registry,
+            IntGauge::new(name, help).expect("valid metric"),
+        )
+    }
+
     pub fn kafka(&self, decisions: &str, cases: &str, dead_letter: &str) -> Arc<KafkaMetrics> {
         let r = &self.registry;
         let produced = register(

@@ -150,6 +150,8 @@ struct Built {
     ),
     /// The Kafka source, when brokers are configured.
     kafka: Option<crate::sources::kafka::KafkaSource>,
+    /// The control-topic reader, when brokers are configured.
+    control_reader: Option<crate::sources::kafka::control::ControlReader>,
 }
 
 async fn build(settings: Settings) -> Result<Built, ServeError> {
@@ -238,6 +240,26 @@ async fn build(settings: Settings) -> Result<Built, ServeError> {
             None
         }
     };
+    // With Kafka: list, device and rule changes travel between instances on the control topic.
+    let (control, control_reader) = if config.kafka.enabled() {
+        let deps = crate::sources::kafka::control::ControlDeps {
+            engine: engine.clone(),
+            snapshot: engine.snapshot().clone(),
+            rules: rules.clone(),
+            store: store.clone(),
+            metrics: metrics.clone(),
+            runtime: tokio::runtime::Handle::current(),
+        };
+        let kafka_config = config.kafka.clone();
+        let (bus, reader) = tokio::task::spawn_blocking(move || {
+            crate::sources::kafka::control::start(&kafka_config, deps)
+        })
+        .await
+        .map_err(|e| ServeError::Io(std::io::Error::other(e.to_string())))??;
+        (Some(bus), Some(reader))
+    } else {
+        (None, None)
+    };
     spawn_sighup_reload(rules.clone(), screening.clone());
     let lists_watcher = if config.screening.enabled {
         match screening.watch() {
@@ -288,6 +310,7 @@ async fn build(settings: Settings) -> Result<Built, ServeError> {
         reporting,
         webhooks,
         aml,
+        control,
     };
     Ok(Built {
         state,
@@ -296,6 +319,7 @@ async fn build(settings: Settings) -> Result<Built, ServeError> {
         background,
         _watchers: (watcher, lists_watcher),
         kafka,
+        control_reader,
     })
 }
 
@@ -472,6 +496,7 @@ async fn run(
         background,
         _watchers,
         mut kafka,
+        control_reader,
     } = built;
     let engine = state.engine.clone();
     let router = api::router(state);
@@ -498,6 +523,10 @@ async fn run(
             .map_err(|e| ServeError::Io(std::io::Error::other(e.to_string())))?,
         None => Ok(()),
     };
+    // The control reader holds the engine too; it stops before the engine drains.
+    if let Some(reader) = control_reader {
+        let _ = tokio::task::spawn_blocking(move || drop(reader)).await;
+    }
     // The router (and its state) is gone: the engine is ours alone unless a request task lingers.
     match Arc::try_unwrap(engine) {
         Ok(engine) => {

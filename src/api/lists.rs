@@ -80,10 +80,14 @@ async fn add(
     app.store
         .add_list_entry(tenant.id, texts.kind, value, &tenant.api_key)
         .await?;
+    if let Some(control) = &app.control {
+        control.list_changed();
+    }
     app.engine.snapshot().rcu(|current| Snapshot {
         lists: std::sync::Arc::new(current.lists.with_added(tenant.id, texts.kind, value)),
         ..Snapshot::clone(current)
     });
+    announce(app, true, tenant.id, texts.kind, value).await;
     Ok(message(StatusCode::OK, texts.added))
 }
 
@@ -105,11 +109,26 @@ async fn remove(
             "not on the blacklist",
         ));
     }
+    if let Some(control) = &app.control {
+        control.list_changed();
+    }
     app.engine.snapshot().rcu(|current| Snapshot {
         lists: std::sync::Arc::new(current.lists.with_removed(tenant.id, texts.kind, value)),
         ..Snapshot::clone(current)
     });
+    announce(app, false, tenant.id, texts.kind, value).await;
     Ok(message(StatusCode::OK, texts.removed))
+}
+
+/// With Kafka, tells the other instances (the change is stored and applied here already).
+async fn announce(app: &AppState, added: bool, tenant: i64, kind: ListKind, value: &str) {
+    if let Some(control) = &app.control {
+        control
+            .publish(crate::sources::kafka::control::list_event(
+                added, tenant, kind, value,
+            ))
+            .await;
+    }
 }
 
 async fn list(app: &AppState, tenant: &Tenant, texts: &ListTexts) -> Result<Response, ApiError> {
@@ -396,5 +415,14 @@ pub async fn save_device(
         .register_device(tenant.id, customer_id, device_id)
         .await
         .map_err(|_| ApiError::unavailable("the engine is shutting down"))?;
+    if let Some(control) = &app.control {
+        control
+            .publish(crate::sources::kafka::control::ControlEvent::Device {
+                business_id: tenant.id,
+                user_id: customer_id.to_owned(),
+                device_id: device_id.to_owned(),
+            })
+            .await;
+    }
     Ok(message(StatusCode::OK, "Device saved successfully"))
 }

@@ -59,6 +59,8 @@ pub struct AppState {
     pub webhooks: crate::webhooks::Webhooks,
     /// Asynchronous AML: requests, risk-monitoring checks, the adverse-media index.
     pub aml: Arc<crate::monitoring::Aml>,
+    /// With Kafka: announces list, device and rule changes to the other instances.
+    pub control: Option<Arc<crate::sources::kafka::control::ControlBus>>,
 }
 
 fn observed(

@@ -754,3 +754,188 @@ async fn a_second_instance_takes_over_partitions_and_decisions_match_a_single_in
         "the same decisions as one instance alone"
     );
 }
+
+/// POSTs (or DELETEs) on one instance's HTTP API with an issued key.
+async fn call(
+    instance: &Instance,
+    key: &(String, String),
+    method: reqwest::Method,
+    path: &str,
+    body: Option<&Value>,
+) -> (u16, Value) {
+    let mut request = reqwest::Client::new()
+        .request(
+            method,
+            format!(
+                "http://127.0.0.1:{}/api/v1/transaction-monitoring{path}",
+                instance.port
+            ),
+        )
+        .header("apiKey", &key.0)
+        .header("apiSecret", &key.1);
+    if let Some(body) = body {
+        request = request.json(body);
+    }
+    let response = request.send().await.expect("request");
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+/// Asks `instance` for an instant decision and answers the triggered rule ids.
+async fn instant_rules(
+    instance: &Instance,
+    key: &(String, String),
+    reference: &str,
+) -> Vec<String> {
+    let payload = crate::common::tx(reference, "ctl-user", 1_500.0, "2025-03-10T10:00:00Z");
+    let (status, body) = call(
+        instance,
+        key,
+        reqwest::Method::POST,
+        "/instant",
+        Some(&payload),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    crate::common::rule_ids(&body)
+}
+
+/// Polls until `check` holds, for at most `within`.
+async fn eventually<F, Fut>(within: Duration, what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = Instant::now() + within;
+    while !check().await {
+        assert!(Instant::now() < deadline, "{what} within {within:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blacklist_and_rule_changes_on_one_instance_reach_the_other() {
+    let database = crate::common::TestDatabase::create().await;
+    ensure_tenant(&database.url).await;
+    let store = vigil::store::Store::connect(&database.url, 1)
+        .await
+        .expect("store");
+    let issued = vigil::api::auth::issue_key(&store, TENANT, true)
+        .await
+        .expect("key");
+    let key = (issued.api_key, issued.api_secret);
+    let kafka = kafka_config("control");
+    create_topics(&kafka).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut configs = Vec::new();
+    for name in ["a", "b"] {
+        let own = dir.path().join(name);
+        // Each instance has its own copy of the rule pack, as separately deployed pods do.
+        let rules = own.join("rules");
+        std::fs::create_dir_all(&rules).expect("dir");
+        for entry in std::fs::read_dir(root.join("rules")).expect("rules") {
+            let entry = entry.expect("entry");
+            std::fs::copy(entry.path(), rules.join(entry.file_name())).expect("copy rule");
+        }
+        let mut config = crate::common::config_for(&own, &rules, &root.join("fixtures/rules"));
+        config.database_url = database.url.clone();
+        config.kafka = kafka.clone();
+        let path = own.join("vigil.toml");
+        std::fs::write(&path, toml::to_string(&config).expect("toml")).expect("config");
+        configs.push((path, rules));
+    }
+    let mut a = Instance::start(&configs[0].0);
+    a.wait_assigned(None, &configs[0].0.with_extension("log"))
+        .await;
+    let mut b = Instance::start(&configs[1].0);
+    b.wait_assigned(None, &configs[1].0.with_extension("log"))
+        .await;
+    assert!(!instant_rules(&b, &key, "ctl-0")
+        .await
+        .contains(&"TM-017".to_owned()));
+
+    // A blacklist entry added through A decides B's next transaction.
+    let (status, body) = call(
+        &a,
+        &key,
+        reqwest::Method::POST,
+        "/blacklist-user",
+        Some(&json!({"userId": "ctl-user"})),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let mut n = 0;
+    eventually(
+        Duration::from_secs(10),
+        "B sees A's blacklist entry",
+        || {
+            n += 1;
+            let reference = format!("ctl-add-{n}");
+            let (b, key) = (&b, &key);
+            async move {
+                instant_rules(b, key, &reference)
+                    .await
+                    .contains(&"TM-017".to_owned())
+            }
+        },
+    )
+    .await;
+
+    // Removed through A: B stops flagging the user.
+    let (status, body) = call(
+        &a,
+        &key,
+        reqwest::Method::DELETE,
+        "/blacklist-user/ctl-user",
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    eventually(Duration::from_secs(10), "B sees the removal", || {
+        n += 1;
+        let reference = format!("ctl-remove-{n}");
+        let (b, key) = (&b, &key);
+        async move {
+            !instant_rules(b, key, &reference)
+                .await
+                .contains(&"TM-017".to_owned())
+        }
+    })
+    .await;
+    assert!(
+        b.metric("vigil_kafka_control_applied_total")
+            .await
+            .unwrap_or(0.0)
+            >= 2.0
+    );
+
+    // A rule pack changed only on A: B reloads when A announces it, and says its own pack
+    // differs; once B gets the same files, it is back in sync.
+    let extra = "//! id = \"CTL-1\"\n//! name = \"Control test rule\"\n//! description = \"Fires on one test reference.\"\n//! severity = \"low\"\n//! score = 0.01\ntx.reference == \"ctl-rule\"\n";
+    std::fs::write(configs[0].1.join("CTL-1.rhai"), extra).expect("rule on a");
+    eventually(
+        Duration::from_secs(15),
+        "B flags its pack as out of sync",
+        || {
+            let b = &b;
+            async move { b.metric("vigil_kafka_rules_out_of_sync").await == Some(1.0) }
+        },
+    )
+    .await;
+    std::fs::write(configs[1].1.join("CTL-1.rhai"), extra).expect("rule on b");
+    eventually(
+        Duration::from_secs(15),
+        "B back in sync with the same files",
+        || {
+            let b = &b;
+            async move { b.metric("vigil_kafka_rules_out_of_sync").await == Some(0.0) }
+        },
+    )
+    .await;
+    assert!(instant_rules(&b, &key, "ctl-rule")
+        .await
+        .contains(&"CTL-1".to_owned()));
+    assert!(a.terminate().success());
+    assert!(b.terminate().success());
+}

@@ -30,6 +30,9 @@ pub struct RulesStatus {
     pub last_attempt_at: String,
 }
 
+/// Told the fingerprint of a newly loaded pack.
+pub type LoadedHook = Box<dyn Fn(&str) + Send + Sync>;
+
 pub struct RulesManager {
     rules_dir: PathBuf,
     fixtures_dir: PathBuf,
@@ -39,6 +42,9 @@ pub struct RulesManager {
     status: ArcSwap<RulesStatus>,
     /// Serialises reloads (watcher, signal and endpoint may fire together).
     reloading: std::sync::Mutex<()>,
+    /// Told the fingerprint of every pack this instance loads by its own trigger (watcher, SIGHUP,
+    /// admin endpoint), not of reloads a peer asked for: the Kafka control topic announces it.
+    on_loaded: std::sync::OnceLock<LoadedHook>,
 }
 
 /// Loads and checks a pack: compile, then fixtures (when the fixture directory exists).
@@ -89,6 +95,7 @@ impl RulesManager {
             metrics,
             status: ArcSwap::from_pointee(status),
             reloading: std::sync::Mutex::new(()),
+            on_loaded: std::sync::OnceLock::new(),
         })
     }
 
@@ -96,8 +103,24 @@ impl RulesManager {
         self.status.load_full()
     }
 
-    /// Reloads now (blocking: compiles and runs fixtures on the calling thread).
+    /// Sets what is told of every pack loaded by this instance's own triggers (once).
+    pub fn on_loaded(&self, hook: LoadedHook) {
+        let _ = self.on_loaded.set(hook);
+    }
+
+    /// Reloads now (blocking: compiles and runs fixtures on the calling thread) and announces the
+    /// new pack's fingerprint.
     pub fn reload(&self) -> Result<Arc<RulesStatus>, String> {
+        let status = self.reload_quietly()?;
+        if let Some(hook) = self.on_loaded.get() {
+            hook(&status.active);
+        }
+        Ok(status)
+    }
+
+    /// Reloads without announcing: for a reload another instance asked for (announcing it would
+    /// echo between two instances whose files differ).
+    pub fn reload_quietly(&self) -> Result<Arc<RulesStatus>, String> {
         let _guard = self.reloading.lock().unwrap_or_else(|e| e.into_inner());
         let attempt = now_text();
         match load_checked(&self.rules_dir, &self.fixtures_dir, self.limits) {

@@ -31,6 +31,9 @@ pub struct KafkaConfig {
     pub max_in_flight: usize,
     /// How long a start-up or rebalance read of a changelog or output partition may take.
     pub restore_timeout_ms: u64,
+    /// How often every instance reloads the blacklists from the shared database, the safety net
+    /// behind the control topic's announcements.
+    pub control_resync_secs: u64,
     /// librdkafka properties for every client, e.g. `"security.protocol" = "SASL_SSL"`.
     pub properties: BTreeMap<String, String>,
 }
@@ -51,6 +54,7 @@ impl Default for KafkaConfig {
             commit_interval_ms: 1_000,
             max_in_flight: 20_000,
             restore_timeout_ms: 120_000,
+            control_resync_secs: 60,
             properties: BTreeMap::new(),
         }
     }
@@ -100,6 +104,9 @@ impl KafkaConfig {
         }
         if self.restore_timeout_ms == 0 {
             problem("restore_timeout_ms", "must be positive");
+        }
+        if self.control_resync_secs == 0 {
+            problem("control_resync_secs", "must be positive");
         }
         for key in self.properties.keys() {
             if matches!(

@@ -27,6 +27,7 @@
 
 pub mod admin;
 pub mod config;
+pub mod control;
 pub mod restore;
 
 use std::collections::{HashMap, HashSet};
