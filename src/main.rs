@@ -156,6 +156,19 @@ enum KafkaCommand {
         #[arg(long, default_value_t = 1)]
         replication: i32,
     },
+    /// Re-key a topic whose producers key otherwise into the input topic, keyed by
+    /// `anonymizedUserData.uniqueId` (headers and values unchanged). Runs until stopped.
+    Repartition {
+        /// The topic to read (its producers' keys are ignored).
+        #[arg(long)]
+        from: String,
+        /// Kafka brokers (overrides `kafka.brokers`).
+        #[arg(long, env = "VIGIL_KAFKA_BROKERS")]
+        kafka_brokers: Option<String>,
+        /// Stop once the topic is read to the end it had at the start (a one-off migration).
+        #[arg(long)]
+        exit_at_end: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -334,6 +347,37 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             for (topic, outcome) in outcomes {
                 println!("{topic}: {outcome:?}");
             }
+        }
+        Command::Kafka {
+            command:
+                KafkaCommand::Repartition {
+                    from,
+                    kafka_brokers,
+                    exit_at_end,
+                },
+        } => {
+            let settings = serve_settings(&cli.common, None, kafka_brokers)?;
+            let kafka = settings.config.kafka.clone();
+            if !kafka.enabled() {
+                bail!("no Kafka brokers: pass --kafka-brokers or set kafka.brokers");
+            }
+            let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let signalled = stop.clone();
+            tokio::spawn(async move {
+                let _ = tokio::signal::ctrl_c().await;
+                signalled.store(true, std::sync::atomic::Ordering::SeqCst);
+            });
+            let input = kafka.input_topic.clone();
+            let report = tokio::task::spawn_blocking(move || {
+                vigil::sources::kafka::repartition::run(&kafka, &from, exit_at_end, &stop)
+            })
+            .await
+            .context("repartition thread")?
+            .context("repartitioning")?;
+            println!(
+                "forwarded {} messages to {input} ({} without a uniqueId, forwarded with their key for the source to dead-letter)",
+                report.forwarded, report.without_user
+            );
         }
         Command::Business { command } => {
             let settings = settings(&cli.common, None)?;

@@ -939,3 +939,102 @@ async fn blacklist_and_rule_changes_on_one_instance_reach_the_other() {
     assert!(a.terminate().success());
     assert!(b.terminate().success());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repartition_rekeys_a_topic_by_unique_id_and_resumes_after_its_commit() {
+    use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+    let kafka = kafka_config("rekey");
+    create_topics(&kafka).await;
+    let raw = format!("{}-raw", kafka.input_topic);
+    let admin: AdminClient<rdkafka::client::DefaultClientContext> = ClientConfig::new()
+        .set("bootstrap.servers", &kafka.brokers)
+        .create()
+        .expect("admin");
+    let created = admin
+        .create_topics(
+            &[NewTopic::new(&raw, 2, TopicReplication::Fixed(1))],
+            &AdminOptions::new(),
+        )
+        .await
+        .expect("create raw topic");
+    assert!(created.iter().all(|r| r.is_ok()), "{created:?}");
+
+    // Keyed by reference, as a core-banking outbox might key them, plus one naming no user.
+    let txs = transactions("rekey", 4, 3);
+    let mut messages: Vec<_> = txs
+        .iter()
+        .map(|(_, payload)| {
+            (
+                Some(
+                    payload["transactionData"]["reference"]
+                        .as_str()
+                        .expect("ref")
+                        .to_owned(),
+                ),
+                Some(TENANT.to_owned()),
+                serde_json::to_vec(payload).expect("json"),
+            )
+        })
+        .collect();
+    messages.push((
+        Some("no-user".to_owned()),
+        Some(TENANT.to_owned()),
+        br#"{"transactionData":{"reference":"x"}}"#.to_vec(),
+    ));
+    let mut to_raw = kafka.clone();
+    to_raw.input_topic = raw.clone();
+    produce(&to_raw, &messages).await;
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let database_url = format!(
+        "sqlite://{}?mode=rwc",
+        dir.path().join("vigil.db").display()
+    );
+    let config = write_config(dir.path(), &database_url, &kafka);
+    let (config, raw) = (config.clone(), raw.clone());
+    let run = move || {
+        let output = Command::new(env!("CARGO_BIN_EXE_vigil"))
+            .arg("--config")
+            .arg(&config)
+            .args(["kafka", "repartition", "--from", &raw, "--exit-at-end"])
+            .env_remove("VIGIL_KAFKA_BROKERS")
+            .output()
+            .expect("run vigil kafka repartition");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let first = tokio::task::spawn_blocking(run.clone()).await.expect("run");
+    assert!(
+        first.contains("forwarded 13 messages") && first.contains("1 without a uniqueId"),
+        "{first}"
+    );
+    let forwarded = read(&kafka, &kafka.input_topic).await;
+    assert_eq!(forwarded.len(), 13);
+    for record in &forwarded {
+        assert_eq!(record.headers["vigil-tenant"], TENANT, "headers kept");
+        match record.value["anonymizedUserData"]["uniqueId"].as_str() {
+            Some(user) => assert_eq!(record.key.as_deref(), Some(user), "keyed by uniqueId"),
+            None => assert_eq!(record.key.as_deref(), Some("no-user"), "original key kept"),
+        }
+    }
+    // Every message of one user is on one partition.
+    let mut partition_of: HashMap<String, i32> = HashMap::new();
+    for record in forwarded
+        .iter()
+        .filter(|r| r.key.as_deref() != Some("no-user"))
+    {
+        let user = record.key.clone().expect("key");
+        assert_eq!(
+            *partition_of.entry(user).or_insert(record.partition),
+            record.partition
+        );
+    }
+    // A second run starts after the first one's commit: nothing is forwarded twice.
+    let second = tokio::task::spawn_blocking(run).await.expect("run");
+    assert!(second.contains("forwarded 0 messages"), "{second}");
+    assert_eq!(read(&kafka, &kafka.input_topic).await.len(), 13);
+}

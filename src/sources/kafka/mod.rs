@@ -28,6 +28,7 @@
 pub mod admin;
 pub mod config;
 pub mod control;
+pub mod repartition;
 pub mod restore;
 
 use std::collections::{HashMap, HashSet};

@@ -1,0 +1,212 @@
+//! `vigil kafka repartition`: re-keys a topic whose producers key otherwise (by account, by
+//! transaction, or not at all) into Vigil's input topic, keyed by `anonymizedUserData.uniqueId`.
+//!
+//! Data flow: a consumer in the group `<group_id>-repartition` reads the source topic; each
+//! message is produced to the input topic with the user's `uniqueId` as its key and its headers
+//! (the tenant header among them) and value unchanged, through an idempotent producer
+//! (`acks=all`); a source offset is committed only after everything before it is acknowledged.
+//! A message whose value has no `uniqueId` is forwarded with its original key: the source then
+//! dead-letters it with the validation error, so nothing is dropped here. A crash replays from the
+//! last commit, so a message can be forwarded twice; the engine recognises the repeated reference
+//! (tenant + `transactionData.reference`) and answers the stored decision.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
+use rdkafka::message::{Header, Headers, Message, OwnedHeaders};
+use rdkafka::producer::{DeliveryFuture, FutureProducer, FutureRecord};
+use rdkafka::{Offset, TopicPartitionList};
+use serde::Deserialize;
+
+use super::config::KafkaConfig;
+use super::{client_config, KafkaSourceError};
+
+/// What a run did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct RepartitionReport {
+    pub forwarded: u64,
+    /// Forwarded with their original key because the value names no user.
+    pub without_user: u64,
+}
+
+#[derive(Deserialize)]
+struct UserOnly<'a> {
+    #[serde(rename = "anonymizedUserData", borrow)]
+    user: Option<UserId<'a>>,
+}
+
+#[derive(Deserialize)]
+struct UserId<'a> {
+    #[serde(rename = "uniqueId", borrow)]
+    unique_id: Option<std::borrow::Cow<'a, str>>,
+}
+
+/// The user a payload belongs to, if it names one.
+pub fn user_of(payload: &[u8]) -> Option<String> {
+    let parsed: UserOnly<'_> = serde_json::from_slice(payload).ok()?;
+    let id = parsed.user?.unique_id?;
+    let id = id.trim();
+    (!id.is_empty()).then(|| id.to_owned())
+}
+
+/// Re-keys `from` into the input topic until `stop` is set, or, with `exit_at_end`, until every
+/// partition of `from` is read to the end it had when the run started.
+pub fn run(
+    config: &KafkaConfig,
+    from: &str,
+    exit_at_end: bool,
+    stop: &AtomicBool,
+) -> Result<RepartitionReport, KafkaSourceError> {
+    if from == config.input_topic {
+        return Err(KafkaSourceError::Admin(
+            "the source topic must differ from the input topic".into(),
+        ));
+    }
+    let consumer: BaseConsumer = client_config(config)
+        .set("group.id", format!("{}-repartition", config.group_id))
+        .set("enable.auto.commit", "false")
+        .set("enable.auto.offset.store", "false")
+        .set("auto.offset.reset", "earliest")
+        .create()?;
+    let producer: FutureProducer = client_config(config)
+        .set("enable.idempotence", "true")
+        .set("acks", "all")
+        .set("linger.ms", "5")
+        .create()?;
+    let metadata = consumer.fetch_metadata(Some(from), Duration::from_secs(10))?;
+    let partitions: Vec<i32> = match metadata.topics().first() {
+        Some(topic) if topic.error().is_none() && !topic.partitions().is_empty() => {
+            topic.partitions().iter().map(|p| p.id()).collect()
+        }
+        _ => return Err(KafkaSourceError::MissingTopic(from.to_owned())),
+    };
+    // Where "the end" is, for --exit-at-end, and where this group starts.
+    let mut ends = HashMap::new();
+    let mut positions: HashMap<i32, i64> = HashMap::new();
+    let mut wanted = TopicPartitionList::new();
+    for partition in &partitions {
+        wanted.add_partition(from, *partition);
+    }
+    let committed = consumer.committed_offsets(wanted, Duration::from_secs(10))?;
+    for partition in &partitions {
+        let (low, high) = consumer.fetch_watermarks(from, *partition, Duration::from_secs(10))?;
+        ends.insert(*partition, high);
+        let start = match committed
+            .find_partition(from, *partition)
+            .map(|e| e.offset())
+        {
+            Some(Offset::Offset(offset)) => offset.max(low),
+            _ => low,
+        };
+        positions.insert(*partition, start);
+    }
+    consumer.subscribe(&[from])?;
+
+    let mut report = RepartitionReport::default();
+    let mut pending: Vec<(i32, i64, DeliveryFuture)> = Vec::new();
+    let mut last_flush = Instant::now();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(KafkaSourceError::Thread)?;
+    loop {
+        let finished = exit_at_end
+            && ends
+                .iter()
+                .all(|(p, end)| positions.get(p).copied().unwrap_or(0) >= *end);
+        if stop.load(Ordering::SeqCst) || finished {
+            break;
+        }
+        if let Some(result) = consumer.poll(Duration::from_millis(100)) {
+            let message = result?;
+            let payload = message.payload().unwrap_or_default();
+            let user = user_of(payload);
+            if user.is_none() {
+                report.without_user += 1;
+            }
+            let mut headers = OwnedHeaders::new();
+            if let Some(found) = message.headers() {
+                for header in found.iter() {
+                    headers = headers.insert(Header {
+                        key: header.key,
+                        value: header.value,
+                    });
+                }
+            }
+            let key = user.as_deref().map(str::as_bytes).or(message.key());
+            let mut record = FutureRecord::<[u8], [u8]>::to(&config.input_topic)
+                .payload(payload)
+                .headers(headers);
+            if let Some(key) = key {
+                record = record.key(key);
+            }
+            let delivery = producer.send_result(record).map_err(|(error, _)| error)?;
+            pending.push((message.partition(), message.offset(), delivery));
+            report.forwarded += 1;
+            positions.insert(message.partition(), message.offset() + 1);
+        }
+        if pending.len() >= 1_000 || last_flush.elapsed() >= Duration::from_millis(500) {
+            flush(&consumer, from, &runtime, &mut pending)?;
+            last_flush = Instant::now();
+        }
+    }
+    flush(&consumer, from, &runtime, &mut pending)?;
+    consumer.unsubscribe();
+    Ok(report)
+}
+
+/// Waits for every forwarded message, then commits the source offsets after them.
+fn flush(
+    consumer: &BaseConsumer,
+    from: &str,
+    runtime: &tokio::runtime::Runtime,
+    pending: &mut Vec<(i32, i64, DeliveryFuture)>,
+) -> Result<(), KafkaSourceError> {
+    if pending.is_empty() {
+        return Ok(());
+    }
+    let mut next: HashMap<i32, i64> = HashMap::new();
+    for (partition, offset, delivery) in pending.drain(..) {
+        match runtime.block_on(delivery) {
+            Ok(Ok(_)) => {}
+            Ok(Err((error, _))) => return Err(error.into()),
+            Err(_) => return Err(KafkaSourceError::OutputFailed),
+        }
+        let entry = next.entry(partition).or_insert(offset + 1);
+        *entry = (*entry).max(offset + 1);
+    }
+    let mut list = TopicPartitionList::new();
+    for (partition, offset) in next {
+        list.add_partition_offset(from, partition, Offset::Offset(offset))?;
+    }
+    consumer.commit(&list, CommitMode::Sync)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_user_is_read_from_anonymized_user_data_and_blank_ids_do_not_count() {
+        assert_eq!(
+            user_of(
+                br#"{"transactionData":{"amount":1},"anonymizedUserData":{"uniqueId":" u-7 "}}"#
+            ),
+            Some("u-7".to_owned())
+        );
+        assert_eq!(
+            user_of(br#"{"anonymizedUserData":{"uniqueId":"a\"b"}}"#),
+            Some("a\"b".to_owned())
+        );
+        assert_eq!(
+            user_of(br#"{"anonymizedUserData":{"uniqueId":"  "}}"#),
+            None
+        );
+        assert_eq!(user_of(br#"{"anonymizedUserData":{"uniqueId":7}}"#), None);
+        assert_eq!(user_of(br#"{"transactionData":{}}"#), None);
+        assert_eq!(user_of(b"not json"), None);
+    }
+}
