@@ -111,7 +111,7 @@ impl Instance {
 
     /// Waits until the instance serves and holds `partitions` partitions (or any, if `None`).
     async fn wait_assigned(&mut self, partitions: Option<f64>, log: &Path) {
-        let deadline = Instant::now() + Duration::from_secs(90);
+        let deadline = Instant::now() + Duration::from_secs(180);
         loop {
             if let Ok(Some(status)) = self.child.try_wait() {
                 panic!(
@@ -127,7 +127,7 @@ impl Instance {
             }
             assert!(
                 Instant::now() < deadline,
-                "no partitions assigned in 90 s: {}",
+                "no partitions assigned in 180 s: {}",
                 std::fs::read_to_string(log).unwrap_or_default()
             );
             tokio::time::sleep(Duration::from_millis(200)).await;
