@@ -45,6 +45,9 @@ fn kafka_config(test: &str) -> KafkaConfig {
         changelog_topic: name("state"),
         control_topic: name("control"),
         commit_interval_ms: 200,
+        // The group's rebalance timeout: tansu can hold a join until a killed member's rebalance
+        // timeout expires (librdkafka's default is 300 s); 90 s keeps the crash test bounded.
+        properties: [("max.poll.interval.ms".to_owned(), "90000".to_owned())].into(),
         ..KafkaConfig::default()
     }
 }
@@ -132,6 +135,12 @@ impl Instance {
             );
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
+    }
+
+    /// Waits until the instance holds every partition (it is alone in its group).
+    async fn wait_all_assigned(&mut self, config: &Path) {
+        self.wait_assigned(Some(f64::from(PARTITIONS)), &config.with_extension("log"))
+            .await;
     }
 
     fn kill(mut self) {
@@ -257,7 +266,7 @@ fn end_offsets(config: &KafkaConfig, topic: &str) -> i64 {
     (0..PARTITIONS)
         .map(|p| {
             consumer
-                .fetch_watermarks(topic, p, Duration::from_secs(10))
+                .fetch_watermarks(topic, p, Duration::from_secs(30))
                 .map(|(_, high)| high)
                 .unwrap_or(0)
         })
@@ -307,7 +316,7 @@ fn read_all(config: &KafkaConfig, topic: &str) -> Vec<Record> {
     let mut records = Vec::new();
     for partition in 0..PARTITIONS {
         let (low, high) = consumer
-            .fetch_watermarks(topic, partition, Duration::from_secs(10))
+            .fetch_watermarks(topic, partition, Duration::from_secs(30))
             .expect("watermarks");
         if high <= low {
             continue;
@@ -397,10 +406,17 @@ async fn read(config: &KafkaConfig, topic: &str) -> Vec<Record> {
         .expect("read")
 }
 
-/// Runs `txs` through one instance that is never interrupted: the reference decisions.
-async fn single_instance_verdicts(txs: &[(String, Value)]) -> BTreeMap<String, Verdict> {
+/// One test's topics, an SQLite store with the tenant, and a config naming both.
+struct Single {
+    dir: tempfile::TempDir,
+    kafka: KafkaConfig,
+    database_url: String,
+    config: PathBuf,
+}
+
+async fn single(test: &str) -> Single {
     let dir = tempfile::tempdir().expect("tempdir");
-    let kafka = kafka_config("reference");
+    let kafka = kafka_config(test);
     create_topics(&kafka).await;
     let database_url = format!(
         "sqlite://{}?mode=rwc",
@@ -408,10 +424,24 @@ async fn single_instance_verdicts(txs: &[(String, Value)]) -> BTreeMap<String, V
     );
     ensure_tenant(&database_url).await;
     let config = write_config(dir.path(), &database_url, &kafka);
+    Single {
+        dir,
+        kafka,
+        database_url,
+        config,
+    }
+}
+
+/// Runs `txs` through one instance that is never interrupted: the reference decisions.
+async fn single_instance_verdicts(txs: &[(String, Value)]) -> BTreeMap<String, Verdict> {
+    let Single {
+        dir: _dir,
+        kafka,
+        database_url: _,
+        config,
+    } = single("reference").await;
     let mut instance = Instance::start(&config);
-    instance
-        .wait_assigned(Some(PARTITIONS as f64), &config.with_extension("log"))
-        .await;
+    instance.wait_all_assigned(&config).await;
     produce_transactions(&kafka, txs).await;
     wait_for_records(
         &kafka,
@@ -427,19 +457,14 @@ async fn single_instance_verdicts(txs: &[(String, Value)]) -> BTreeMap<String, V
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn streamed_transactions_get_one_decision_each_and_a_case_event_when_not_approved() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let kafka = kafka_config("e2e");
-    create_topics(&kafka).await;
-    let database_url = format!(
-        "sqlite://{}?mode=rwc",
-        dir.path().join("vigil.db").display()
-    );
-    ensure_tenant(&database_url).await;
-    let config = write_config(dir.path(), &database_url, &kafka);
+    let Single {
+        dir: _dir,
+        kafka,
+        database_url,
+        config,
+    } = single("e2e").await;
     let mut instance = Instance::start(&config);
-    instance
-        .wait_assigned(Some(PARTITIONS as f64), &config.with_extension("log"))
-        .await;
+    instance.wait_all_assigned(&config).await;
 
     let txs = transactions("e2e", 40, 6);
     produce_transactions(&kafka, &txs).await;
@@ -515,19 +540,14 @@ async fn streamed_transactions_get_one_decision_each_and_a_case_event_when_not_a
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_messages_go_to_the_dead_letter_topic_and_do_not_block_their_partition() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let kafka = kafka_config("dlq");
-    create_topics(&kafka).await;
-    let database_url = format!(
-        "sqlite://{}?mode=rwc",
-        dir.path().join("vigil.db").display()
-    );
-    ensure_tenant(&database_url).await;
-    let config = write_config(dir.path(), &database_url, &kafka);
+    let Single {
+        dir: _dir,
+        kafka,
+        database_url: _,
+        config,
+    } = single("dlq").await;
     let mut instance = Instance::start(&config);
-    instance
-        .wait_assigned(Some(PARTITIONS as f64), &config.with_extension("log"))
-        .await;
+    instance.wait_all_assigned(&config).await;
 
     let user = "dlq-user".to_owned();
     let good = |reference: &str| {
@@ -616,15 +636,12 @@ async fn an_instance_killed_mid_stream_restarts_without_losing_or_repeating_a_de
     let txs = transactions("crash", 150, 20);
     let reference = single_instance_verdicts(&txs).await;
 
-    let dir = tempfile::tempdir().expect("tempdir");
-    let kafka = kafka_config("crash");
-    create_topics(&kafka).await;
-    let database_url = format!(
-        "sqlite://{}?mode=rwc",
-        dir.path().join("vigil.db").display()
-    );
-    ensure_tenant(&database_url).await;
-    let config = write_config(dir.path(), &database_url, &kafka);
+    let Single {
+        dir: _dir,
+        kafka,
+        database_url: _,
+        config,
+    } = single("crash").await;
     let log = config.with_extension("log");
     produce_transactions(&kafka, &txs).await;
 

@@ -33,7 +33,7 @@ use serde::{Deserialize, Serialize};
 use tokio::runtime::Handle;
 
 use super::config::KafkaConfig;
-use super::{client_config, output_producer, KafkaSourceError};
+use super::{client_config, output_producer, topic_partitions, KafkaSourceError};
 use crate::engine::rules::reload::RulesManager;
 use crate::engine::{Engine, ListKind, Lists, SharedSnapshot, Snapshot};
 use crate::metrics::Metrics;
@@ -250,13 +250,7 @@ pub fn start(
         .set("enable.auto.commit", "false")
         .set("enable.auto.offset.store", "false")
         .create()?;
-    let metadata = consumer.fetch_metadata(Some(&config.control_topic), Duration::from_secs(10))?;
-    let partitions: Vec<i32> = match metadata.topics().first() {
-        Some(topic) if topic.error().is_none() && !topic.partitions().is_empty() => {
-            topic.partitions().iter().map(|p| p.id()).collect()
-        }
-        _ => return Err(KafkaSourceError::MissingTopic(config.control_topic.clone())),
-    };
+    let partitions = topic_partitions(&consumer, &config.control_topic)?;
     let mut list = TopicPartitionList::new();
     for partition in &partitions {
         list.add_partition_offset(&config.control_topic, *partition, Offset::End)?;

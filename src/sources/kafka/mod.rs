@@ -147,20 +147,26 @@ pub fn output_producer(config: &KafkaConfig) -> Result<FutureProducer, KafkaErro
     client.create()
 }
 
+/// The partition ids of `topic`; an error names a topic that does not exist.
+pub(crate) fn topic_partitions<C: ConsumerContext>(
+    consumer: &BaseConsumer<C>,
+    topic: &str,
+) -> Result<Vec<i32>, KafkaSourceError> {
+    let metadata = consumer.fetch_metadata(Some(topic), Duration::from_secs(10))?;
+    match metadata.topics().first() {
+        Some(found) if found.error().is_none() && !found.partitions().is_empty() => {
+            Ok(found.partitions().iter().map(|p| p.id()).collect())
+        }
+        _ => Err(KafkaSourceError::MissingTopic(topic.to_owned())),
+    }
+}
+
 /// Partition counts of the topics, checked against the input topic.
 fn check_topics(
     consumer: &BaseConsumer<SourceContext>,
     config: &KafkaConfig,
 ) -> Result<usize, KafkaSourceError> {
-    let count = |topic: &str| -> Result<usize, KafkaSourceError> {
-        let metadata = consumer.fetch_metadata(Some(topic), Duration::from_secs(10))?;
-        match metadata.topics().first() {
-            Some(found) if found.error().is_none() && !found.partitions().is_empty() => {
-                Ok(found.partitions().len())
-            }
-            _ => Err(KafkaSourceError::MissingTopic(topic.to_owned())),
-        }
-    };
+    let count = |topic: &str| topic_partitions(consumer, topic).map(|p| p.len());
     let needed = count(&config.input_topic)?;
     for topic in [
         &config.decisions_topic,

@@ -21,7 +21,7 @@ use rdkafka::{Offset, TopicPartitionList};
 use serde::Deserialize;
 
 use super::config::KafkaConfig;
-use super::{client_config, KafkaSourceError};
+use super::{client_config, topic_partitions, KafkaSourceError};
 
 /// What a run did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -75,13 +75,7 @@ pub fn run(
         .set("acks", "all")
         .set("linger.ms", "5")
         .create()?;
-    let metadata = consumer.fetch_metadata(Some(from), Duration::from_secs(10))?;
-    let partitions: Vec<i32> = match metadata.topics().first() {
-        Some(topic) if topic.error().is_none() && !topic.partitions().is_empty() => {
-            topic.partitions().iter().map(|p| p.id()).collect()
-        }
-        _ => return Err(KafkaSourceError::MissingTopic(from.to_owned())),
-    };
+    let partitions = topic_partitions(&consumer, from)?;
     // Where "the end" is, for --exit-at-end, and where this group starts.
     let mut ends = HashMap::new();
     let mut positions: HashMap<i32, i64> = HashMap::new();
