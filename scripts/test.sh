@@ -11,13 +11,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# shellcheck source=scripts/tansu.sh
+. scripts/tansu.sh
+
 PG_DIR=""
-KAFKA_DIR=""
-KAFKA_PID=""
 LOG="$(mktemp)"
 cleanup() {
-  if [ -n "$KAFKA_PID" ]; then kill "$KAFKA_PID" >/dev/null 2>&1 || true; wait "$KAFKA_PID" 2>/dev/null || true; fi
-  if [ -n "$KAFKA_DIR" ]; then rm -rf "$KAFKA_DIR"; fi
+  stop_tansu
   if [ -n "$PG_DIR" ] && [ -f "$PG_DIR/data/postmaster.pid" ]; then
     pg_as "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -m immediate stop >/dev/null 2>&1 || true
   fi
@@ -70,47 +70,18 @@ start_postgres() {
   echo "== PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3}') on 127.0.0.1:$port (temporary)"
 }
 
-# A free loopback port: one nothing answers on.
-free_port() {
-  local port
-  for port in $(shuf -i 20000-60000 -n 50); do
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then echo "$port"; return; fi
-  done
-}
-
 # The Kafka tests need a real Kafka-protocol broker. Without VIGIL_TEST_KAFKA_BROKERS, this builds
-# tansu 0.6.0 (Apache-2.0, a Kafka-compatible broker in Rust) once into $VIGIL_TANSU_DIR (default
-# ~/.cache/vigil/tansu; 13-22 minutes on 2 cores, skipped when the binary is there), starts it on
-# a free loopback port with its SQLite storage engine in a temporary directory, and stops it on
-# exit. The tests create their own topics.
+# tansu 0.6.0 once into $VIGIL_TANSU_DIR (default ~/.cache/vigil/tansu; 13-22 minutes on 2 cores,
+# skipped when the binary is there), starts it on a free loopback port with its SQLite storage
+# engine in a temporary directory, and stops it on exit (scripts/tansu.sh). The tests create their
+# own topics.
 start_kafka() {
   if [ -n "${VIGIL_TEST_KAFKA_BROKERS:-}" ]; then
     echo "== Kafka: using VIGIL_TEST_KAFKA_BROKERS"
     return
   fi
-  local root="${VIGIL_TANSU_DIR:-$HOME/.cache/vigil/tansu}"
-  if [ ! -x "$root/bin/tansu" ]; then
-    echo "== Kafka: building tansu 0.6.0 into $root (once; 13-22 minutes)"
-    cargo install tansu --version 0.6.0 --locked --features libsql --root "$root" --quiet
-  fi
-  KAFKA_DIR="$(mktemp -d /tmp/vigil-kafka.XXXXXX)"
-  local port
-  port="$(free_port)"
-  (cd "$KAFKA_DIR" && exec "$root/bin/tansu" broker \
-    --listener-url "tcp://127.0.0.1:$port" \
-    --advertised-listener-url "tcp://127.0.0.1:$port" \
-    --storage-engine 'sqlite://tansu.db?maintenance_interval=5s' >"$KAFKA_DIR/broker.log" 2>&1) &
-  KAFKA_PID=$!
-  local tries=0
-  until (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
-    tries=$((tries + 1))
-    if [ "$tries" -gt 100 ] || ! kill -0 "$KAFKA_PID" 2>/dev/null; then
-      echo "tansu did not start:"; cat "$KAFKA_DIR/broker.log"; exit 1
-    fi
-    sleep 0.2
-  done
-  export VIGIL_TEST_KAFKA_BROKERS="127.0.0.1:$port"
-  echo "== Kafka: tansu 0.6.0 on 127.0.0.1:$port (temporary, SQLite storage)"
+  start_tansu vigil-kafka
+  export VIGIL_TEST_KAFKA_BROKERS="$TANSU_BROKERS"
 }
 
 # One clean build: incremental artefacts only cost disk here.
