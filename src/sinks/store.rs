@@ -247,8 +247,9 @@ async fn write_batch(
     for chunk in rows.chunks(MAX_ROWS_PER_STATEMENT) {
         inserted.extend(Store::insert_transactions(&mut tx, chunk).await?);
     }
+    let new_rows: std::collections::HashSet<&str> = inserted.iter().map(String::as_str).collect();
     // Decisions stored for the first time here: new instant rows and completed pending ones.
-    let mut fresh: std::collections::HashSet<&str> = inserted.iter().map(String::as_str).collect();
+    let mut fresh = new_rows.clone();
     for (id, columns) in &completions {
         if Store::complete_transaction(&mut tx, id, columns).await? {
             fresh.insert(id);
@@ -256,10 +257,7 @@ async fn write_batch(
     }
     // An instant decision whose reference was already stored as pending (an asynchronous
     // submission of the same reference not yet evaluated) completes that row.
-    for row in rows
-        .iter()
-        .filter(|r| !inserted.iter().any(|id| id == r.transaction_id))
-    {
+    for row in rows.iter().filter(|r| !new_rows.contains(r.transaction_id)) {
         if let Some(columns) = &row.decision {
             if Store::complete_transaction(&mut tx, row.transaction_id, columns).await? {
                 fresh.insert(row.transaction_id);
