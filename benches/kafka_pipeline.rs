@@ -288,7 +288,15 @@ fn collect(
             let Some(result) = consumer.poll(Duration::from_millis(100)) else {
                 continue;
             };
-            let message = result?;
+            // librdkafka reports transient connection states (AllBrokersDown while it reconnects)
+            // as errors; the deadline bounds a broker that stays away.
+            let message = match result {
+                Ok(message) => message,
+                Err(e) => {
+                    eprintln!("kafka_pipeline: collector: {e} (continuing)");
+                    continue;
+                }
+            };
             let at_ns = now_ns();
             let dead_letter = topics
                 .iter()
