@@ -10,8 +10,8 @@
 //! partition's `acked` offset, which is what the source commits: an input offset is committed
 //! only after every output it produced is acknowledged.
 //!
-//! Every record carries the headers `vigil-source-partition` and `vigil-source-offset`, and
-//! decision and case records carry `vigil-id` (the deterministic transaction id of tenant and
+//! Every record carries the header `vigil-source-offset` (its partition is the source partition),
+//! and decision and case records carry `vigil-id` (the deterministic transaction id of tenant and
 //! reference). After a crash the source reads the tail of each output partition, collects the
 //! source offsets already written past the committed input offset, and gives them to the task as
 //! [`Emitted`]: a record already written is not written again (effectively-once).
@@ -36,11 +36,11 @@ pub const DECISION_SCHEMA: &str = "vigil.decision/1";
 pub const CASE_SCHEMA: &str = "vigil.case/1";
 pub const DEAD_LETTER_SCHEMA: &str = "vigil.dead-letter/1";
 
-/// Header names on output records.
+/// Header names on output records. Only what a reader needs without parsing the value: the
+/// schema and the source partition are in the value (and the source partition is the record's own
+/// partition), and every header costs bytes and broker work on every record.
 pub mod header {
-    pub const SCHEMA: &str = "vigil-schema";
     pub const ID: &str = "vigil-id";
-    pub const SOURCE_PARTITION: &str = "vigil-source-partition";
     pub const SOURCE_OFFSET: &str = "vigil-source-offset";
 }
 
@@ -324,27 +324,12 @@ async fn send(
     source_offset: i64,
     output: &Output,
 ) -> Result<DeliveryFuture, KafkaError> {
-    let partition_text = partition.to_string();
     let offset_text = source_offset.to_string();
-    let schema = match output.kind {
-        OutputKind::Decision => DECISION_SCHEMA,
-        OutputKind::Case => CASE_SCHEMA,
-        OutputKind::DeadLetter => DEAD_LETTER_SCHEMA,
-    };
     loop {
-        let mut headers = OwnedHeaders::new_with_capacity(4)
-            .insert(Header {
-                key: header::SCHEMA,
-                value: Some(schema),
-            })
-            .insert(Header {
-                key: header::SOURCE_PARTITION,
-                value: Some(partition_text.as_str()),
-            })
-            .insert(Header {
-                key: header::SOURCE_OFFSET,
-                value: Some(offset_text.as_str()),
-            });
+        let mut headers = OwnedHeaders::new_with_capacity(2).insert(Header {
+            key: header::SOURCE_OFFSET,
+            value: Some(offset_text.as_str()),
+        });
         if let Some(id) = &output.id {
             headers = headers.insert(Header {
                 key: header::ID,

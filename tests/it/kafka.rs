@@ -502,8 +502,17 @@ async fn streamed_transactions_get_one_decision_each_and_a_case_event_when_not_a
         let user = record.value["userId"].as_str().expect("userId");
         assert_eq!(record.key.as_deref(), Some(user), "keyed by user");
         assert_eq!(
-            record.headers["vigil-source-partition"],
-            record.partition.to_string()
+            record
+                .headers
+                .keys()
+                .map(String::as_str)
+                .collect::<std::collections::BTreeSet<_>>(),
+            ["vigil-id", "vigil-source-offset"].into_iter().collect(),
+            "only the headers a reader needs without parsing the value"
+        );
+        assert_eq!(
+            record.headers["vigil-source-offset"],
+            record.value["source"]["offset"].to_string()
         );
         assert_eq!(
             record.headers["vigil-id"],
