@@ -1,5 +1,8 @@
 //! Criterion benchmarks of the engine's hot path:
-//! - `parse/full_payload`: simd-json parse + validation of a full §2.1 payload (both shapes' fields);
+//! - `parse/full_payload`: parse (simd-json's tape, decoded directly) + validation of a full §2.1
+//!   payload (both shapes' fields); beside it `parse/simd_json_tape` (the tape alone: the floor),
+//!   `parse/simd_json_value_tree`, `parse/simd_json_only` (serde over the tape, the old path) and
+//!   `parse/serde_json_only`;
 //! - `rule/<id>`: one rule of the default pack evaluated alone (as the engine runs it: native);
 //! - `pack/default`: the whole default pack against one input (native rules);
 //! - `pack/interpreted`: the same with every rule in the Rhai interpreter;
@@ -113,7 +116,21 @@ fn bench_parse(c: &mut Criterion) {
             )
         })
     });
+    // The floor of any simd-json decoding: stage 1 and the tape, with reused buffers, nothing
+    // decoded from it.
+    let mut buffers = simd_json::Buffers::new(4096);
     c.bench_function("parse/simd_json_tape", |b| {
+        b.iter(|| {
+            scratch.clear();
+            scratch.extend_from_slice(FULL_PAYLOAD.as_bytes());
+            black_box(
+                simd_json::to_tape_with_buffers(&mut scratch, &mut buffers)
+                    .map(|tape| tape.0.len())
+                    .expect("parses"),
+            )
+        })
+    });
+    c.bench_function("parse/simd_json_value_tree", |b| {
         b.iter(|| {
             scratch.clear();
             scratch.extend_from_slice(FULL_PAYLOAD.as_bytes());

@@ -50,7 +50,7 @@ pub async fn body_bytes(request: Request) -> Result<Bytes, ApiError> {
 impl<S, T> FromRequest<S> for JsonBody<T>
 where
     S: Send + Sync,
-    T: DeserializeOwned,
+    T: DeserializeOwned + 'static,
 {
     type Rejection = ApiError;
 

@@ -2,10 +2,13 @@
 //! (§2.2), field-level validation errors, and the JSON parsing that produces them.
 //!
 //! Data flows in as bytes, through [`parse_json`] (simd-json, with the failing field's path kept),
-//! into a payload type, whose `validate` turns it into the engine's input. Decisions flow back out
+//! into a payload type, whose `validate` turns it into the engine's input. A transaction payload
+//! is read straight off simd-json's tape by [`tape`], with serde as the fallback that decides
+//! everything the fast path does not take. Decisions flow back out
 //! through [`decision`].
 
 pub mod decision;
+mod tape;
 pub mod transaction;
 
 use serde::de::DeserializeOwned;
@@ -78,8 +81,10 @@ thread_local! {
 /// Parses a JSON body with simd-json, keeping the path of the field that failed.
 ///
 /// simd-json parses in place, so the body is copied into `scratch` first; callers on the hot
-/// path pass a reusable buffer. simd-json's own buffers are reused per thread.
-pub fn parse_json<T: DeserializeOwned>(
+/// path pass a reusable buffer. simd-json's own buffers are reused per thread. A
+/// [`TransactionPayload`] is decoded from the tape directly (see [`tape`]); anything else, and any
+/// payload that decoder leaves alone, goes through serde.
+pub fn parse_json<T: DeserializeOwned + 'static>(
     body: &[u8],
     scratch: &mut Vec<u8>,
 ) -> Result<T, ParseError> {
@@ -87,9 +92,10 @@ pub fn parse_json<T: DeserializeOwned>(
     scratch.extend_from_slice(body);
     // Fast path without path tracking; only a failing body is parsed again to name the field.
     let fast = PARSE_BUFFERS.with(|buffers| match buffers.try_borrow_mut() {
-        Ok(mut buffers) => simd_json::serde::from_slice_with_buffers::<T>(scratch, &mut buffers),
+        Ok(mut buffers) => simd_json::to_tape_with_buffers(scratch, &mut buffers)
+            .and_then(|tape| from_tape::<T>(tape)),
         // Re-entered on this thread (not expected): parse with fresh buffers.
-        Err(_) => simd_json::serde::from_slice::<T>(scratch),
+        Err(_) => simd_json::to_tape(scratch).and_then(|tape| from_tape::<T>(tape)),
     });
     if let Ok(value) = fast {
         return Ok(value);
@@ -118,6 +124,21 @@ pub fn parse_json<T: DeserializeOwned>(
             )))
         }
     }
+}
+
+/// The value of a parsed tape: the payload decoder for a transaction payload (a type test, the
+/// stable stand-in for specialisation), serde for everything else and as its fallback.
+fn from_tape<T: DeserializeOwned + 'static>(tape: simd_json::Tape<'_>) -> simd_json::Result<T> {
+    if std::any::TypeId::of::<T>() == std::any::TypeId::of::<TransactionPayload>() {
+        if let Some(payload) = tape::decode_payload(&tape.0) {
+            let mut slot = Some(payload);
+            let any: &mut dyn std::any::Any = &mut slot;
+            if let Some(value) = any.downcast_mut::<Option<T>>().and_then(Option::take) {
+                return Ok(value);
+            }
+        }
+    }
+    tape.deserialize::<T>()
 }
 
 fn syntax_message(error: &simd_json::Error) -> String {
