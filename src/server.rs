@@ -15,7 +15,7 @@ use arc_swap::ArcSwap;
 use thiserror::Error;
 use tokio::net::TcpListener;
 
-use crate::api::{self, auth::KeyCache, AppState};
+use crate::api::{self, auth::KeyCache, AppServices, AppState};
 use crate::config::Settings;
 use crate::engine::router::EngineOptions;
 use crate::engine::rules::reload::{load_checked, RulesManager};
@@ -297,7 +297,7 @@ async fn build(settings: Settings) -> Result<Built, ServeError> {
         background.push(crate::webhooks::spawn_worker(webhooks.clone(), stop));
     }
 
-    let state = AppState {
+    let state = AppState::new(AppServices {
         settings: Arc::new(settings),
         store,
         engine,
@@ -311,7 +311,7 @@ async fn build(settings: Settings) -> Result<Built, ServeError> {
         webhooks,
         aml,
         control,
-    };
+    });
     Ok(Built {
         state,
         writer_task,

@@ -40,9 +40,27 @@ use crate::sinks::store::StoreSink;
 use crate::sources::http as intake;
 use crate::store::Store;
 
-/// Everything handlers share.
+/// Everything handlers share, behind one `Arc`: axum clones the state for every extractor and
+/// middleware of every request, and one reference count is cheaper than one per service.
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(Arc<AppServices>);
+
+impl AppState {
+    pub fn new(services: AppServices) -> Self {
+        AppState(Arc::new(services))
+    }
+}
+
+impl std::ops::Deref for AppState {
+    type Target = AppServices;
+
+    fn deref(&self) -> &AppServices {
+        &self.0
+    }
+}
+
+/// The services themselves (see [`AppState`]).
+pub struct AppServices {
     pub settings: Arc<Settings>,
     pub store: Store,
     pub engine: Arc<Engine>,
