@@ -4,6 +4,7 @@
 #
 #   start_tansu DIR_PREFIX   sets TANSU_DIR, TANSU_PID and TANSU_BROKERS (host:port)
 #   stop_tansu               stops it and removes its directory (call from an EXIT trap)
+#   free_port                prints a loopback port nothing answers on (test.sh's PostgreSQL too)
 #
 # tansu 0.6.0's SQLite schema has no index on header (topition, offset_id): every fetched record
 # looks up its headers with a scan of the whole header table, so each fetch slows down with every
@@ -16,7 +17,7 @@ TANSU_DIR=""
 TANSU_PID=""
 TANSU_BROKERS=""
 
-tansu_free_port() {
+free_port() {
   local port
   for port in $(shuf -i 20000-60000 -n 50); do
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then echo "$port"; return; fi
@@ -44,7 +45,7 @@ start_tansu() {
   fi
   TANSU_DIR="$(mktemp -d "/tmp/$prefix.XXXXXX")"
   local port
-  port="$(tansu_free_port)"
+  port="$(free_port)"
   (cd "$TANSU_DIR" && exec "$root/bin/tansu" broker \
     --listener-url "tcp://127.0.0.1:$port" \
     --advertised-listener-url "tcp://127.0.0.1:$port" \

@@ -54,11 +54,8 @@ start_postgres() {
   fi
   PG_DIR="$(mktemp -d /tmp/vigil-pg.XXXXXX)"
   if [ "$(id -u)" = 0 ]; then chown postgres "$PG_DIR"; fi
-  # A free loopback port: one nothing answers on.
   local port
-  for port in $(shuf -i 20000-60000 -n 50); do
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break; fi
-  done
+  port="$(free_port)"
   pg_as "$PG_BIN/initdb" -D "$PG_DIR/data" -U vigil -A trust --no-sync -E UTF8 >/dev/null
   # Throw-away test server: durability settings off for speed (Vigil's own durability is its
   # commit protocol, which the tests exercise the same way).

@@ -21,9 +21,6 @@ use super::{StringOrNumber, Text};
 
 /// Decodes a whole tape into a payload, or `None` if serde must decide.
 pub(crate) fn decode_payload(nodes: &[Node<'_>]) -> Option<TransactionPayload> {
-    if !matches!(nodes.first()?, Node::Object { .. }) {
-        return None;
-    }
     let mut position = 0;
     let payload = TransactionPayload::decode_object(nodes, &mut position)?;
     (position == nodes.len()).then_some(payload)

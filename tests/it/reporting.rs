@@ -260,8 +260,8 @@ async fn an_upload_of_500_ids_is_fetched_in_five_rate_limited_batches_with_a_ret
     // the limiter's margin), so no second holds more than five; the retry waits for its backoff
     // too. The fake server sees arrival times, not send times: on a loaded machine one call's
     // arrival can lag its send (79 ms was seen in CI, with the whole suite on two cores), which
-    // shortens the gap after it. The checks allow 100 ms of such lag; without the limiter the
-    // calls arrive microseconds apart and six of them within one second, so they still fail.
+    // shortens the gap after it. The checks allow 100 ms of such lag; with the limiter removed
+    // the calls arrived 39-71 ms apart and all six within one second, so they still fail.
     let jitter = Duration::from_millis(100);
     let gaps: Vec<Duration> = calls
         .windows(2)
