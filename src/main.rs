@@ -8,6 +8,12 @@ use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand};
 use vigil::config::{Config, LogFormat, Settings};
 
+/// mimalloc instead of glibc's allocator: the service allocates per request on one thread and
+/// frees on another (HTTP worker, shard, store writer), which glibc's arenas handle poorly
+/// (see the README's performance section for the measurement).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "vigil",
