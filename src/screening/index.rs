@@ -15,6 +15,8 @@
 
 use rustc_hash::FxHashMap as HashMap;
 use std::cell::RefCell;
+use std::num::NonZeroUsize;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use compact_str::CompactString;
@@ -140,7 +142,18 @@ pub struct ScreeningIndex {
     /// expansion_offsets[id + 1]]`. A query token the lists use skips expansion at query time.
     expansion_offsets: Vec<u32>,
     expansion_pairs: Vec<(u32, f32)>,
+    /// Distinguishes this index from every other built in the process, so a thread's cache of
+    /// query-token expansions (see [`Scratch::expansions`]) never serves another index.
+    identity: u64,
 }
+
+/// Source of [`ScreeningIndex::identity`].
+static INDEX_IDENTITIES: AtomicU64 = AtomicU64::new(1);
+
+/// Query tokens the lists do not use whose expansions a thread keeps, most recently used first.
+/// Customer names repeat their tokens far more often than whole names repeat: a name seen for
+/// the first time is mostly made of tokens seen before.
+const CACHED_EXPANSIONS_PER_THREAD: usize = 16_384;
 
 /// Build input: a list and its entities.
 pub struct ListInput {
@@ -181,7 +194,10 @@ impl ScreeningIndex {
     /// Builds the index over the given lists.
     pub fn build(inputs: Vec<ListInput>) -> ScreeningIndex {
         let encoder = super::normalize::phonetic_encoder();
-        let mut index = ScreeningIndex::default();
+        let mut index = ScreeningIndex {
+            identity: INDEX_IDENTITIES.fetch_add(1, Ordering::Relaxed),
+            ..ScreeningIndex::default()
+        };
         let mut token_names: Vec<Vec<u32>> = Vec::new();
         let mut pending_names: Vec<(u32, Vec<NormToken>, bool, Box<str>)> = Vec::new();
 
@@ -428,6 +444,57 @@ impl ScreeningIndex {
         Some(&self.expansion_pairs[start..end])
     }
 
+    /// The expansion of a query token the lists do not use, from the calling thread's cache when
+    /// this index expanded the same token (same text, same script class) on this thread before.
+    /// Expansion depends on nothing but the token's text, script class and kind, and the index.
+    fn cached_expansion(
+        &self,
+        token: &TokenFeatures,
+        kind: TokenKind,
+        scratch: &mut Scratch,
+    ) -> Vec<(u32, f32)> {
+        if kind != TokenKind::Name || token.is_initial() {
+            return self.expand(token, kind, scratch);
+        }
+        if scratch.expansions.identity != self.identity {
+            scratch.expansions.identity = self.identity;
+            scratch.expansions.entries.clear();
+        }
+        if let Some((abjad, known)) = scratch.expansions.entries.get(&token.text) {
+            if *abjad == token.abjad {
+                return known.to_vec();
+            }
+        }
+        let expansion = self.expand(token, kind, scratch);
+        scratch.expansions.entries.put(
+            token.text.clone(),
+            (token.abjad, expansion.clone().into_boxed_slice()),
+        );
+        expansion
+    }
+
+    /// For each token: its expansion computed from scratch, then through the thread's cache twice
+    /// (a miss, then a hit), must be the same. Returns the tokens where they differ (for tests).
+    #[doc(hidden)]
+    pub fn cached_expansion_mismatches(&self, tokens: &[&str]) -> Vec<String> {
+        let encoder = super::normalize::phonetic_encoder();
+        let mut wrong = Vec::new();
+        SCRATCH.with(|scratch| {
+            let mut scratch = scratch.borrow_mut();
+            scratch.reset(self.names.len(), self.vocab.len());
+            for text in tokens {
+                let token = TokenFeatures::new(text, false, phonetic_key(&encoder, text));
+                let fresh = self.expand(&token, TokenKind::Name, &mut scratch);
+                let first = self.cached_expansion(&token, TokenKind::Name, &mut scratch);
+                let second = self.cached_expansion(&token, TokenKind::Name, &mut scratch);
+                if first != fresh || second != fresh {
+                    wrong.push(text.to_string());
+                }
+            }
+        });
+        wrong
+    }
+
     pub fn lists(&self) -> &[IndexedList] {
         &self.lists
     }
@@ -493,7 +560,7 @@ impl ScreeningIndex {
             let kind = normalized[position].kind;
             let mut expansions = match self.memoized_expansion(token, kind) {
                 Some(known) => known.to_vec(),
-                None => self.expand(token, kind, scratch),
+                None => self.cached_expansion(token, kind, scratch),
             };
             let weight = self.query_token_weight(token, normalized[position].kind, &expansions);
             query_weights.push(weight);
@@ -908,6 +975,29 @@ struct Scratch {
     /// Per vocabulary token, the stamp of the last expansion that compared it.
     seen: Vec<u32>,
     stamp: u32,
+    /// Expansions of query tokens the lists do not use, for one index.
+    expansions: ExpansionCache,
+}
+
+/// A thread's expansions of query tokens the lists do not use: token text → (script class,
+/// expansion), for the index whose identity it carries.
+struct ExpansionCache {
+    identity: u64,
+    entries: lru::LruCache<CompactString, CachedExpansion>,
+}
+
+/// A cached expansion: the token's script class (abjad or not) and what it expands to.
+type CachedExpansion = (bool, Box<[(u32, f32)]>);
+
+impl Default for ExpansionCache {
+    fn default() -> Self {
+        ExpansionCache {
+            identity: 0,
+            entries: lru::LruCache::new(
+                NonZeroUsize::new(CACHED_EXPANSIONS_PER_THREAD).unwrap_or(NonZeroUsize::MIN),
+            ),
+        }
+    }
 }
 
 /// What a name has gathered so far: accumulated over committed query positions, and the best
@@ -1008,4 +1098,79 @@ pub fn brute_force_best(names: &[String], query: &str) -> Option<(usize, f64)> {
         }
     }
     best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn index_of(names: &[&str]) -> ScreeningIndex {
+        let entities = names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                Arc::new(ListEntity {
+                    id: format!("test:{i}"),
+                    external_id: i.to_string(),
+                    name: name.to_string(),
+                    ..ListEntity::default()
+                })
+            })
+            .collect();
+        ScreeningIndex::build(vec![ListInput {
+            list: IndexedList {
+                name: "test".into(),
+                kind: ListKind::Sanction,
+                tenant: None,
+                url: None,
+                title: "Test".into(),
+            },
+            entities,
+        }])
+    }
+
+    #[test]
+    fn cached_expansions_of_unlisted_tokens_equal_fresh_expansions() {
+        let index = index_of(&[
+            "Jonathan Smithers",
+            "Jon Smith",
+            "Ivan Petrov",
+            "Johan Schmidt",
+        ]);
+        let wrong = index.cached_expansion_mismatches(&["jonn", "smyth", "petrof", "ivann", "zed"]);
+        assert!(wrong.is_empty(), "cached expansions differ for {wrong:?}");
+    }
+
+    #[test]
+    fn a_new_index_never_reads_expansions_cached_for_another() {
+        // The same query token expands to different vocabulary ids in the two indexes: a cache
+        // that ignored which index filled it would answer the second from the first.
+        let first = index_of(&["Jon Smith", "Ivan Petrov"]);
+        let second = index_of(&["Ivan Petrov", "Ivana Petrova", "Jon Smith"]);
+        assert!(first
+            .cached_expansion_mismatches(&["jonn", "petrof"])
+            .is_empty());
+        let wrong = second.cached_expansion_mismatches(&["jonn", "petrof"]);
+        assert!(wrong.is_empty(), "stale expansions for {wrong:?}");
+    }
+
+    #[test]
+    fn searching_twice_with_unlisted_tokens_finds_the_same_hits() {
+        let index = index_of(&["Jonathan Smithers", "Jon Smith", "Ivan Petrov"]);
+        let query = ScreenQuery {
+            name: "Jonn Smyth",
+            kind: None,
+            tenant: None,
+            country: None,
+            birth_year: None,
+            threshold: 50.0,
+            limit: 10,
+        };
+        let first = index.search(&query);
+        assert!(
+            !first.is_empty(),
+            "a near spelling of a listed name must match"
+        );
+        assert_eq!(index.search(&query), first);
+    }
 }

@@ -93,3 +93,26 @@ fn precomputed_token_expansions_equal_query_time_expansions() {
     let wrong = index.memoized_expansion_mismatches(7);
     assert!(wrong.is_empty(), "expansions differ for: {wrong:?}");
 }
+
+#[test]
+fn cached_expansions_of_query_tokens_equal_query_time_expansions() {
+    // Customer-name tokens, most of them absent from the lists: their expansions are computed
+    // once per thread and then served from the thread's cache.
+    let index = manager().current().index().clone();
+    let tokens = [
+        "chiamaka",
+        "oyelaran",
+        "ifeanyi",
+        "oluwaseun",
+        "mohamad",
+        "abdulrahmann",
+        "putinn",
+        "kadafi",
+        "okonkwo",
+        "xyzzy",
+        "smyth",
+        "aleksandr",
+    ];
+    let wrong = index.cached_expansion_mismatches(&tokens);
+    assert!(wrong.is_empty(), "expansions differ for: {wrong:?}");
+}
