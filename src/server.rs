@@ -527,12 +527,16 @@ async fn run(
     if let Some(reader) = control_reader {
         let _ = tokio::task::spawn_blocking(move || drop(reader)).await;
     }
-    // The router (and its state) is gone: the engine is ours alone unless a request task lingers.
-    match Arc::try_unwrap(engine) {
+    // The router (and its state) is gone: the engine is ours alone once the last request task
+    // has dropped its handle, which it does right after answering.
+    match sole_owner(engine, ENGINE_RELEASE_WAIT).await {
         Ok(engine) => {
             let _ = tokio::task::spawn_blocking(move || engine.shutdown()).await;
         }
-        Err(_) => tracing::warn!("engine still referenced at shutdown; not drained"),
+        Err(holders) => tracing::warn!(
+            holders,
+            "engine still referenced at shutdown; not drained (its queues still finish when the last handle drops)"
+        ),
     }
     let _ = writer_task.await;
     // Webhook attempts in flight finish and are recorded; what is left stays in the outbox.
@@ -542,4 +546,50 @@ async fn run(
     }
     kafka_result?;
     Ok(())
+}
+
+/// How long shutdown waits for request tasks to drop their handles on the engine.
+const ENGINE_RELEASE_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Waits until `shared` has no other strong reference and returns it, or gives up after `wait`
+/// with the number of other references still held.
+async fn sole_owner<T>(mut shared: Arc<T>, wait: std::time::Duration) -> Result<T, usize> {
+    let deadline = tokio::time::Instant::now() + wait;
+    loop {
+        match Arc::try_unwrap(shared) {
+            Ok(value) => return Ok(value),
+            Err(still_shared) => shared = still_shared,
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Err(Arc::strong_count(&shared) - 1);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[tokio::test]
+    async fn shutdown_waits_for_a_lingering_handle_before_taking_the_engine() {
+        let shared = Arc::new(String::from("engine"));
+        let lingering = shared.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            drop(lingering);
+        });
+        let owned = sole_owner(shared, Duration::from_secs(5)).await;
+        assert_eq!(owned.as_deref(), Ok("engine"));
+    }
+
+    #[tokio::test]
+    async fn shutdown_gives_up_on_a_handle_that_is_never_dropped_and_counts_it() {
+        let shared = Arc::new(1u8);
+        let _held = shared.clone();
+        let _also_held = shared.clone();
+        let owned = sole_owner(shared, Duration::from_millis(30)).await;
+        assert_eq!(owned, Err(2));
+    }
 }
