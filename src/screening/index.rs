@@ -142,13 +142,21 @@ pub struct ScreeningIndex {
     /// expansion_offsets[id + 1]]`. A query token the lists use skips expansion at query time.
     expansion_offsets: Vec<u32>,
     expansion_pairs: Vec<(u32, f32)>,
-    /// Distinguishes this index from every other built in the process, so a thread's cache of
+    /// Distinguishes this index from every other in the process, so a thread's cache of
     /// query-token expansions (see [`Scratch::expansions`]) never serves another index.
-    identity: u64,
+    identity: IndexIdentity,
 }
 
-/// Source of [`ScreeningIndex::identity`].
-static INDEX_IDENTITIES: AtomicU64 = AtomicU64::new(1);
+/// A number no other index in the process has: every index, built or default, takes a new one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct IndexIdentity(u64);
+
+impl Default for IndexIdentity {
+    fn default() -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        IndexIdentity(NEXT.fetch_add(1, Ordering::Relaxed))
+    }
+}
 
 /// Query tokens the lists do not use whose expansions a thread keeps, most recently used first.
 /// Customer names repeat their tokens far more often than whole names repeat: a name seen for
@@ -194,10 +202,7 @@ impl ScreeningIndex {
     /// Builds the index over the given lists.
     pub fn build(inputs: Vec<ListInput>) -> ScreeningIndex {
         let encoder = super::normalize::phonetic_encoder();
-        let mut index = ScreeningIndex {
-            identity: INDEX_IDENTITIES.fetch_add(1, Ordering::Relaxed),
-            ..ScreeningIndex::default()
-        };
+        let mut index = ScreeningIndex::default();
         let mut token_names: Vec<Vec<u32>> = Vec::new();
         let mut pending_names: Vec<(u32, Vec<NormToken>, bool, Box<str>)> = Vec::new();
 
@@ -456,8 +461,8 @@ impl ScreeningIndex {
         if kind != TokenKind::Name || token.is_initial() {
             return self.expand(token, kind, scratch);
         }
-        if scratch.expansions.identity != self.identity {
-            scratch.expansions.identity = self.identity;
+        if scratch.expansions.identity != Some(self.identity) {
+            scratch.expansions.identity = Some(self.identity);
             scratch.expansions.entries.clear();
         }
         if let Some((abjad, known)) = scratch.expansions.entries.get(&token.text) {
@@ -982,7 +987,8 @@ struct Scratch {
 /// A thread's expansions of query tokens the lists do not use: token text → (script class,
 /// expansion), for the index whose identity it carries.
 struct ExpansionCache {
-    identity: u64,
+    /// `None` until the thread first expands a token.
+    identity: Option<IndexIdentity>,
     entries: lru::LruCache<CompactString, CachedExpansion>,
 }
 
@@ -992,7 +998,7 @@ type CachedExpansion = (bool, Box<[(u32, f32)]>);
 impl Default for ExpansionCache {
     fn default() -> Self {
         ExpansionCache {
-            identity: 0,
+            identity: None,
             entries: lru::LruCache::new(
                 NonZeroUsize::new(CACHED_EXPANSIONS_PER_THREAD).unwrap_or(NonZeroUsize::MIN),
             ),
