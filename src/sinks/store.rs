@@ -192,9 +192,11 @@ async fn write_batch(
     let pending_ids: Vec<String> = batch
         .iter()
         .filter_map(|job| match job {
-            WriteJob::Pending { tenant, tx, .. } => {
-                Some(crate::engine::transaction_id(*tenant, &tx.reference))
-            }
+            WriteJob::Pending { tenant, tx, .. } => Some(crate::engine::transaction_id(
+                *tenant,
+                &tx.reference,
+                tx.event_time_ms,
+            )),
             WriteJob::Decided(_) | WriteJob::Barrier(_) => None,
         })
         .collect();
@@ -228,7 +230,7 @@ async fn write_batch(
                 }
                 if output.intake == Intake::Async {
                     results.push((output.tenant, id, columns.json));
-                    completions.push((id, columns));
+                    completions.push((output.tenant, output.tx.reference.as_str(), id, columns));
                 } else {
                     rows.push(row(
                         output.tenant,
@@ -250,8 +252,8 @@ async fn write_batch(
     let new_rows: std::collections::HashSet<&str> = inserted.iter().map(String::as_str).collect();
     // Decisions stored for the first time here: new instant rows and completed pending ones.
     let mut fresh = new_rows.clone();
-    for (id, columns) in &completions {
-        if Store::complete_transaction(&mut tx, id, columns).await? {
+    for (tenant, reference, id, columns) in &completions {
+        if Store::complete_transaction(&mut tx, *tenant, reference, id, columns).await? {
             fresh.insert(id);
         }
     }
@@ -259,7 +261,15 @@ async fn write_batch(
     // submission of the same reference not yet evaluated) completes that row.
     for row in rows.iter().filter(|r| !new_rows.contains(r.transaction_id)) {
         if let Some(columns) = &row.decision {
-            if Store::complete_transaction(&mut tx, row.transaction_id, columns).await? {
+            let completed = Store::complete_transaction(
+                &mut tx,
+                row.business_id,
+                row.reference,
+                row.transaction_id,
+                columns,
+            )
+            .await?;
+            if completed {
                 fresh.insert(row.transaction_id);
             }
         }
@@ -326,7 +336,7 @@ async fn answer(store: &Store, batch: Vec<WriteJob>, inserted: Vec<String>) {
             WriteJob::Pending {
                 tenant, tx, reply, ..
             } => {
-                let id = crate::engine::transaction_id(tenant, &tx.reference);
+                let id = crate::engine::transaction_id(tenant, &tx.reference, tx.event_time_ms);
                 let _ = reply.send(Ok(inserted.contains(&id)));
             }
             WriteJob::Decided(output) => {
@@ -341,12 +351,10 @@ async fn answer(store: &Store, batch: Vec<WriteJob>, inserted: Vec<String>) {
                         Ok(Outcome::Decided(decision))
                     }
                     // Not inserted (the reference was stored before) or a shard-side duplicate:
-                    // answer with the stored decision.
-                    Outcome::Decided(decision) => {
-                        stored_decision(store, output.tenant, &decision.transaction_id).await
-                    }
-                    Outcome::Duplicate { transaction_id } => {
-                        stored_decision(store, output.tenant, &transaction_id).await
+                    // answer with the decision stored for the reference (with the id stored
+                    // then, even if this submission carries another date).
+                    Outcome::Decided(_) | Outcome::Duplicate { .. } => {
+                        stored_decision(store, output.tenant, &output.tx.reference).await
                     }
                 };
                 send(reply, result);
@@ -362,15 +370,15 @@ fn send(reply: Reply, result: Result<Outcome, SinkError>) {
 async fn stored_decision(
     store: &Store,
     tenant: i64,
-    transaction_id: &str,
+    reference: &str,
 ) -> Result<Outcome, SinkError> {
     let stored = store
-        .transaction(tenant, transaction_id)
+        .transaction_by_reference(tenant, reference)
         .await
         .map_err(|e| SinkError::Store(e.to_string()))?;
     let Some(stored) = stored else {
         return Err(SinkError::Store(format!(
-            "transaction {transaction_id} is not stored"
+            "no transaction is stored with reference {reference}"
         )));
     };
     match stored.decision {

@@ -76,7 +76,7 @@ fn sink_failure(error: SinkError) -> ApiError {
         (status = 200, description = "The decision, or `data: null` in `reporting-only` mode.", body = Processed,
             examples(
                 ("decided" = (summary = "A decision", value = json!({"message": "Transaction processed", "data": {
-                        "transactionId": "0b7f5a52-8d8e-5a39-9a0b-5f3a2f6f2c11",
+                        "transactionId": "018f3466-bf60-8786-84db-a534161a2e8e",
                         "reference": "TRX-2024-000123",
                         "riskScore": "0.00",
                         "action": {"result": "approved", "code": 0},

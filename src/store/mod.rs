@@ -569,20 +569,33 @@ impl Store {
     }
 
     /// Completes a pending transaction with its decision; true if it was pending.
+    /// Completes a tenant's pending transaction, found by its reference (the idempotency key),
+    /// with its decision; the row takes the decision's transaction id. Ok(false) if no pending
+    /// transaction has this reference.
+    ///
+    /// By reference, not by id: a row stored as pending by an earlier version, whose ids were
+    /// derived differently, still completes. Nobody was given the pending row's id (the
+    /// asynchronous intake answers "Transaction submitted" without one), so the row can take the
+    /// decision's.
     pub async fn complete_transaction(
         conn: &mut sqlx::AnyConnection,
+        business_id: i64,
+        reference: &str,
         transaction_id: &str,
         decision: &DecisionColumns<'_>,
     ) -> Result<bool, StoreError> {
         let done = sqlx::query(
-            "UPDATE transactions SET status = 'decided', action = $1, risk_score = $2, \
-             decision = $3, decided_at_ms = $4 WHERE transaction_id = $5 AND status = 'pending'",
+            "UPDATE transactions SET transaction_id = $1, status = 'decided', action = $2, \
+             risk_score = $3, decision = $4, decided_at_ms = $5 \
+             WHERE business_id = $6 AND reference = $7 AND status = 'pending'",
         )
+        .bind(transaction_id)
         .bind(decision.action)
         .bind(decision.risk_score)
         .bind(decision.json)
         .bind(decision.decided_at_ms)
-        .bind(transaction_id)
+        .bind(business_id)
+        .bind(reference)
         .execute(&mut *conn)
         .await?;
         Ok(done.rows_affected() > 0)

@@ -172,6 +172,13 @@ async fn resubmitting_a_reference_returns_the_same_decision_and_counts_once() {
     assert_eq!(status, 200);
     assert_eq!(a["data"]["transactionId"], again["data"]["transactionId"]);
     assert_eq!(a["data"], again["data"]);
+    // The same reference with another date (the id's time part differs) is still the same
+    // transaction: the stored decision, with the stored id, comes back.
+    let (status, other_date) = h
+        .instant(&key, &tx("dup-1", "u-dup", 100.0, "2026-03-02T10:01:00Z"))
+        .await;
+    assert_eq!(status, 200, "{other_date}");
+    assert_eq!(a["data"], other_date["data"]);
     // Only one prior debit is counted, so the velocity rule (two prior debits) stays quiet.
     let (_, second) = h
         .instant(&key, &tx("dup-2", "u-dup", 100.0, "2026-03-02T10:05:00Z"))
@@ -517,7 +524,9 @@ async fn state_and_pending_work_survive_a_restart() {
          event_time_ms, received_at_ms, payload) VALUES ($1, $2, $3, $4, 'async', 'pending', $5, $6, $7)",
     )
     .bind(business.id)
-    .bind(vigil::engine::transaction_id(business.id, "rs-pending"))
+    // An id of the scheme before ids carried the event time (a UUID v5 of tenant and reference),
+    // as a row left pending by that version has: the row completes by its reference.
+    .bind("0b7f5a52-8d8e-5a39-9a0b-5f3a2f6f2c11")
     .bind("rs-pending")
     .bind("u-other")
     .bind(1_772_449_200_000i64)
@@ -544,6 +553,11 @@ async fn state_and_pending_work_survive_a_restart() {
     assert!(rule_ids(&again).is_empty());
     let recovered = wait_for_decision(&h, &key, "rs-pending").await;
     assert_eq!(recovered["data"]["reason"]["rule"]["id"], "T-BIG");
+    assert_eq!(
+        recovered["data"]["transactionId"],
+        vigil::engine::transaction_id(business.id, "rs-pending", 1_772_449_200_000),
+        "the completed row takes the decision's id: {recovered}"
+    );
     h.stop().await;
 }
 

@@ -114,12 +114,16 @@ async fn the_engine_core_store_round_trips(backend: Backend) {
         "a known transaction is not inserted twice"
     );
     assert_eq!(store.pending().await.expect("pending").len(), 1);
-    assert!(Store::complete_transaction(&mut conn, "t-2", &decision)
-        .await
-        .expect("complete"));
-    assert!(!Store::complete_transaction(&mut conn, "t-2", &decision)
-        .await
-        .expect("complete again"));
+    assert!(
+        Store::complete_transaction(&mut conn, acme.id, "r-2", "t-2", &decision)
+            .await
+            .expect("complete")
+    );
+    assert!(
+        !Store::complete_transaction(&mut conn, acme.id, "r-2", "t-2", &decision)
+            .await
+            .expect("complete again")
+    );
     drop(conn);
     assert!(store.pending().await.expect("pending").is_empty());
     let stored = store
