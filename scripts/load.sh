@@ -11,9 +11,8 @@
 # has its own sender name (10,000 names) and pays one of 40,000 receiver names, so the screening
 # cache sees realistic misses. Then the service restarts with screening disabled
 # and the instant endpoint runs again. Prints requests/s, latency percentiles, the CPU wrk and
-# Vigil used in each run (on two cores, the two together well under 200 % of one core means the
-# run was bound by latency, not CPU), the instant/bare ratio and the screening-on/screening-off
-# ratio.
+# Vigil used in each run (together well under two cores' worth means the run was bound by latency,
+# not CPU), the instant/bare ratio and the screening-on/screening-off ratio.
 # Traffic goes only to 127.0.0.1; every wrk run is bounded by DURATION.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -94,8 +93,10 @@ request = function()
 end
 LUA
 
-# CPU seconds (user + system) the service has used so far, from /proc.
-service_cpu() { awk '{print ($14 + $15) / 100}' "/proc/$SERVER/stat"; }
+# CPU seconds (user + system) the service has used so far, from /proc (fields 14 and 15, in
+# clock ticks).
+TICKS="$(getconf CLK_TCK)"
+service_cpu() { awk -v ticks="$TICKS" '{print ($14 + $15) / ticks}' "/proc/$SERVER/stat"; }
 run() {
   local name="$1" path="$2" before after
   echo "== $name: POST $path (${DURATION}s, $CONNECTIONS connections, 1 wrk thread)"
