@@ -39,6 +39,8 @@ pub enum WriteJob {
     /// An asynchronous submission, stored before it is acknowledged. Answers whether it was new.
     Pending {
         tenant: i64,
+        /// The transaction id the row is stored under (computed once, when the job is made).
+        id: String,
         tx: Box<Transaction>,
         raw: Bytes,
         reply: oneshot::Sender<Result<bool, SinkError>>,
@@ -78,6 +80,7 @@ impl StoreSink {
         self.jobs
             .send(WriteJob::Pending {
                 tenant,
+                id: crate::engine::transaction_id(tenant, &tx.reference, tx.event_time_ms),
                 tx,
                 raw,
                 reply,
@@ -189,18 +192,6 @@ async fn write_batch(
     encoded: &Encoded,
     outbox: bool,
 ) -> Result<(Vec<String>, bool), StoreError> {
-    let pending_ids: Vec<String> = batch
-        .iter()
-        .filter_map(|job| match job {
-            WriteJob::Pending { tenant, tx, .. } => Some(crate::engine::transaction_id(
-                *tenant,
-                &tx.reference,
-                tx.event_time_ms,
-            )),
-            WriteJob::Decided(_) | WriteJob::Barrier(_) => None,
-        })
-        .collect();
-    let mut pending_ids = pending_ids.iter();
     let mut rows = Vec::with_capacity(batch.len());
     let mut completions = Vec::new();
     let mut results = Vec::new();
@@ -209,9 +200,12 @@ async fn write_batch(
         match job {
             WriteJob::Barrier(_) => {}
             WriteJob::Pending {
-                tenant, tx, raw, ..
+                tenant,
+                tx,
+                raw,
+                id,
+                ..
             } => {
-                let id = pending_ids.next().map(String::as_str).unwrap_or_default();
                 rows.push(row(*tenant, tx, raw, Intake::Async, None, id));
             }
             WriteJob::Decided(output) => {
@@ -333,10 +327,7 @@ async fn answer(store: &Store, batch: Vec<WriteJob>, inserted: Vec<String>) {
             WriteJob::Barrier(reply) => {
                 let _ = reply.send(());
             }
-            WriteJob::Pending {
-                tenant, tx, reply, ..
-            } => {
-                let id = crate::engine::transaction_id(tenant, &tx.reference, tx.event_time_ms);
+            WriteJob::Pending { id, reply, .. } => {
                 let _ = reply.send(Ok(inserted.contains(&id)));
             }
             WriteJob::Decided(output) => {
