@@ -60,7 +60,7 @@ pub async fn create(
 ) -> Result<Analyst, StoreError> {
     let now = now_ms();
     let id = new_id();
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::store::begin_write(pool).await?;
     sqlx::query(
         "INSERT INTO analysts (business_id, id, first_name, last_name, email, active, \
          created_at_ms, updated_at_ms) VALUES ($1, $2, $3, $4, $5, 1, $6, $6)",
@@ -106,7 +106,7 @@ pub async fn set_active(
     actor: &Actor,
 ) -> Result<Option<Analyst>, StoreError> {
     let now = now_ms();
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::store::begin_write(pool).await?;
     let sql = format!("{COLUMNS} WHERE business_id = $1 AND id = $2");
     let Some(row) = sqlx::query(&sql)
         .bind(business_id)

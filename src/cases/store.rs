@@ -481,7 +481,7 @@ pub async fn create(
 ) -> Result<CaseRecord, CaseError> {
     let now = now_ms();
     let id = new_id();
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::store::begin_write(pool).await?;
     let directory = analysts::directory(&mut tx, business_id).await?;
     let user = directory.active("userId", acting(actor))?;
     if let Some(assignee) = &new.assignee {
@@ -554,7 +554,7 @@ async fn lock<'c>(
     id: &str,
     actor: &Actor,
 ) -> Result<Locked<'c>, CaseError> {
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::store::begin_write(pool).await?;
     let touched =
         sqlx::query("UPDATE cases SET version = version + 1 WHERE business_id = $1 AND id = $2")
             .bind(business_id)

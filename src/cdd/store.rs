@@ -376,7 +376,7 @@ pub async fn create(
     let now = now_ms();
     let id = new_id();
     let unique_id = input.unique_id.clone().unwrap_or_default();
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::store::begin_write(pool).await?;
     let inserted = sqlx::query(
         "INSERT INTO cdd_customers (id, business_id, unique_id, type, account_number, name, \
          status, cdd_status, kyc_level, risk_score, risk_level, risk_tier, rated_by, rated_at_ms, \
@@ -439,7 +439,7 @@ pub async fn lock<'c>(
     let found = fetch(pool, business_id, key)
         .await?
         .ok_or(CddError::NotFound)?;
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::store::begin_write(pool).await?;
     sqlx::query(
         "UPDATE cdd_customers SET version = version + 1 WHERE business_id = $1 AND id = $2",
     )

@@ -154,7 +154,7 @@ pub async fn create(
 ) -> Result<RequestView, EddError> {
     let now = now_ms();
     let id = new_id();
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::store::begin_write(pool).await?;
     sqlx::query(
         "INSERT INTO edd_requests (id, business_id, unique_id, pipeline, status, subject, \
          version, created_at_ms, updated_at_ms) VALUES ($1, $2, $3, $4, $5, $6, 0, $7, $7)",
@@ -284,7 +284,7 @@ pub async fn act(
     actor: &Actor,
 ) -> Result<RequestView, EddError> {
     let now = now_ms();
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::store::begin_write(pool).await?;
     let touched = sqlx::query(
         "UPDATE edd_requests SET version = version + 1 WHERE business_id = $1 AND id = $2",
     )

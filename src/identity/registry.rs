@@ -181,7 +181,7 @@ pub async fn import(
         });
     }
     let now = now_ms();
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::store::begin_write(pool).await?;
     for (key, data) in &rows {
         sqlx::query(
             "INSERT INTO identity_registry (kind, number, record, source, imported_at_ms) \

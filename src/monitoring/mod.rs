@@ -377,7 +377,7 @@ impl Aml {
         };
         let body = result.to_string();
         let now = now_ms();
-        let mut tx = self.store.pool().begin().await?;
+        let mut tx = crate::store::begin_write(self.store.pool()).await?;
         let done = sqlx::query(
             "UPDATE aml_requests SET status = 'completed', result = $1, updated_at_ms = $2 \
              WHERE id = $3 AND status = 'pending'",
@@ -558,7 +558,7 @@ impl Aml {
             serde_json::to_string(&result.hits).map_err(|e| AmlError::Corrupt(e.to_string()))?;
         let params =
             serde_json::to_string(&params).map_err(|e| AmlError::Corrupt(e.to_string()))?;
-        let mut tx = self.store.pool().begin().await?;
+        let mut tx = crate::store::begin_write(self.store.pool()).await?;
         sqlx::query(
             "INSERT INTO risk_checks (id, business_id, name, params, callback_url, status, \
              created_by, reported, last_screened_at_ms, created_at_ms, updated_at_ms) \
@@ -684,7 +684,7 @@ impl Aml {
             let mut body = result.body;
             body["newResults"] = json!(new);
             let body = body.to_string();
-            let mut tx = self.store.pool().begin().await?;
+            let mut tx = crate::store::begin_write(self.store.pool()).await?;
             let done = sqlx::query(
                 "UPDATE risk_checks SET reported = $1, last_screened_at_ms = $2, updated_at_ms = $2 \
                  WHERE id = $3 AND status = 'active' AND reported = $4",

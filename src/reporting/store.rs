@@ -79,7 +79,7 @@ pub async fn create_report(
 ) -> Result<String, StoreError> {
     let id = new_id();
     let now = now_ms();
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::store::begin_write(pool).await?;
     sqlx::query(
         "INSERT INTO reports (id, business_id, report_type, source, status, total, created_by, \
          created_at_ms, updated_at_ms) VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $7)",
@@ -137,7 +137,7 @@ pub async fn record_batch(
     attempts: u32,
 ) -> Result<(), StoreError> {
     let now = now_ms();
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::store::begin_write(pool).await?;
     for (transaction_id, outcome) in outcomes {
         let (status, record, error) = match outcome {
             Ok(record) => ("fetched", Some(record.as_str()), None),

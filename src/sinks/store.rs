@@ -238,7 +238,7 @@ async fn write_batch(
             }
         }
     }
-    let mut tx = store.pool().begin().await?;
+    let mut tx = crate::store::begin_write(store.pool()).await?;
     let mut inserted = Vec::new();
     for chunk in rows.chunks(MAX_ROWS_PER_STATEMENT) {
         inserted.extend(Store::insert_transactions(&mut tx, chunk).await?);

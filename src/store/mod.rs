@@ -3,8 +3,10 @@
 //!
 //! It owns tenants (businesses) and their API keys, transactions with their decisions, lists and
 //! devices. SQL is written once with `$n` placeholders, which both backends accept. SQLite runs in
-//! WAL mode with `synchronous=FULL`: a commit is on disk before it returns. Transactions reach the
-//! store through the group-commit writer in `sinks::store`; everything else writes directly.
+//! WAL mode with `synchronous=FULL`: a commit is on disk before it returns. Every transaction that
+//! writes begins with [`begin_write`] (`BEGIN IMMEDIATE` on SQLite), so one that reads first is
+//! never refused for a commit made meanwhile. Transactions reach the store through the
+//! group-commit writer in `sinks::store`; everything else writes directly.
 //!
 //! The compliance workflows (`cases`, `cdd`, `edd`, `audit`) keep their SQL in their own modules
 //! and share this pool, the helpers below ([`new_id`], [`iso_time`]) and [`page`] for cursor
@@ -167,6 +169,25 @@ pub struct StoredTransaction {
 pub struct Store {
     pool: AnyPool,
     backend: Backend,
+}
+
+/// Begins a transaction that will write.
+///
+/// SQLite gets `BEGIN IMMEDIATE`: the write lock is taken at the start, waiting up to
+/// `busy_timeout` while another connection writes. A deferred `BEGIN` takes it only at the first
+/// write, and if another connection committed after this transaction's first read, SQLite refuses
+/// that write at once with "database is locked" instead of waiting — which the group writer,
+/// committing every few milliseconds under load, made happen to analysts' updates (a read of the
+/// record, then its update). PostgreSQL gets a plain `BEGIN`: it does not refuse such writes, and
+/// the workflows lock the rows they change.
+pub async fn begin_write(
+    pool: &AnyPool,
+) -> Result<sqlx::Transaction<'static, sqlx::Any>, sqlx::Error> {
+    if pool.connect_options().database_url.scheme() == "sqlite" {
+        pool.begin_with("BEGIN IMMEDIATE").await
+    } else {
+        pool.begin().await
+    }
 }
 
 pub fn now_ms() -> i64 {
@@ -369,7 +390,7 @@ impl Store {
         actor: &str,
     ) -> Result<bool, StoreError> {
         let now = now_ms();
-        let mut tx = self.pool.begin().await?;
+        let mut tx = begin_write(&self.pool).await?;
         let done = sqlx::query(
             "INSERT INTO list_entries (business_id, kind, value, created_at_ms, created_by) \
              VALUES ($1, $2, $3, $4, $5) ON CONFLICT (business_id, kind, value) DO NOTHING",
@@ -398,7 +419,7 @@ impl Store {
         actor: &str,
     ) -> Result<bool, StoreError> {
         let now = now_ms();
-        let mut tx = self.pool.begin().await?;
+        let mut tx = begin_write(&self.pool).await?;
         let done = sqlx::query(
             "DELETE FROM list_entries WHERE business_id = $1 AND kind = $2 AND value = $3",
         )

@@ -474,7 +474,7 @@ async fn attempt(hooks: &Webhooks, due: Due) -> Result<(), StoreError> {
     let duration_ms = started.elapsed().as_millis() as i64;
     let now = now_ms();
     let number = due.attempts + 1;
-    let mut tx = hooks.store.pool().begin().await?;
+    let mut tx = crate::store::begin_write(hooks.store.pool()).await?;
     sqlx::query(
         "INSERT INTO webhook_attempts (delivery_id, attempt, url, at_ms, duration_ms, status_code, error) \
          VALUES ($1, $2, $3, $4, $5, $6, $7)",

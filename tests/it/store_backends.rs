@@ -1,6 +1,7 @@
 //! The storage layer on both databases: the engine-core tables (businesses, keys, transactions
 //! with decisions, lists, devices) round-trip on SQLite and PostgreSQL, and the workflow tables
-//! refuse deletes while the audit trail refuses any change.
+//! refuse deletes while the audit trail refuses any change. A write transaction that reads before
+//! it writes is not refused when another connection commits in between.
 
 use crate::common::{database_for, Backend};
 use vigil::engine::ListKind;
@@ -9,6 +10,7 @@ use vigil::store::{DecisionColumns, DeviceRecord, ProcessingMode, Store, Transac
 on_both_backends!(
     the_engine_core_store_round_trips,
     records_are_never_deleted_and_the_audit_trail_is_append_only,
+    a_write_transaction_that_reads_first_is_not_refused_when_another_connection_commits_meanwhile,
 );
 
 async fn connect(
@@ -244,4 +246,45 @@ async fn records_are_never_deleted_and_the_audit_trail_is_append_only(backend: B
     .await
     .expect("trail");
     assert_eq!(trail[0].action, "created");
+}
+
+/// The workflows read a record and then update it in one transaction (an analyst deactivated, a
+/// case created after reading the analyst directory) while the group writer commits decisions
+/// every few milliseconds. On SQLite a deferred `BEGIN` made such a write fail at once with
+/// "database is locked" whenever another connection had committed since the read; every write
+/// transaction now begins with `store::begin_write`.
+async fn a_write_transaction_that_reads_first_is_not_refused_when_another_connection_commits_meanwhile(
+    backend: Backend,
+) {
+    let (store, _dir, _pg) = connect(backend).await;
+    let mut tx = vigil::store::begin_write(store.pool())
+        .await
+        .expect("begins");
+    let before: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM businesses")
+        .fetch_one(&mut *tx)
+        .await
+        .expect("reads");
+    // Another connection writes while this transaction sits between its read and its write.
+    let other = store.clone();
+    let meanwhile = tokio::spawn(async move { other.ensure_business("meanwhile").await });
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    sqlx::query(
+        "INSERT INTO businesses (name, processing_mode, created_at_ms) VALUES ($1, $2, $3)",
+    )
+    .bind("after-the-read")
+    .bind(ProcessingMode::Realtime.as_str())
+    .bind(vigil::store::now_ms())
+    .execute(&mut *tx)
+    .await
+    .expect("the write after the read is not refused");
+    tx.commit().await.expect("commits");
+    meanwhile
+        .await
+        .expect("joins")
+        .expect("the other connection's write is not refused either");
+    let after: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM businesses")
+        .fetch_one(store.pool())
+        .await
+        .expect("counts");
+    assert_eq!(after, before + 2);
 }
