@@ -62,6 +62,48 @@ impl StringOrNumber {
     }
 }
 
+/// A payload section (`transactionData`, `device`, …): an object, or `null` for absent.
+///
+/// serde's derive also fills a struct from an array, field by field in declaration order, so
+/// `"screeningData": ["Ada Obi", "Chidi Eze"]` would have been read as sender and receiver names.
+/// A section sent as anything but an object is refused with the section's name instead.
+pub(crate) fn object_or_null<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    struct Section<T>(std::marker::PhantomData<T>);
+
+    impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Section<T> {
+        type Value = Option<T>;
+
+        fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+            formatter.write_str("an object")
+        }
+
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+
+        fn visit_none<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+
+        fn visit_some<D2: serde::Deserializer<'de>>(
+            self,
+            deserializer: D2,
+        ) -> Result<Self::Value, D2::Error> {
+            deserializer.deserialize_any(self)
+        }
+
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+            T::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(Some)
+        }
+    }
+
+    deserializer.deserialize_option(Section(std::marker::PhantomData))
+}
+
 /// Why a request body could not be turned into the expected type.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ParseError {
@@ -174,6 +216,68 @@ fn shape_message(error: &simd_json::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_section_sent_as_anything_but_an_object_or_null_is_refused_by_name() {
+        let sections = [
+            "transactionData",
+            "anonymizedUserData",
+            "device",
+            "location",
+            "thirdPartyUserData",
+            "limits",
+            "screeningData",
+            "beneficiary",
+            "counterpartyData",
+        ];
+        for section in sections {
+            for wrong in [
+                r#"["Ada Obi", "Chidi Eze"]"#,
+                "[]",
+                r#""text""#,
+                "7",
+                "true",
+            ] {
+                let mut body = serde_json::json!({
+                    "transactionData": {"reference": "r", "amount": 1},
+                    "anonymizedUserData": {"uniqueId": "u"},
+                });
+                body[section] = serde_json::from_str(wrong).expect("json");
+                let text = body.to_string();
+                let error = parse_json::<TransactionPayload>(text.as_bytes(), &mut Vec::new())
+                    .expect_err(&text);
+                let ParseError::Shape(field) = error else {
+                    panic!("{text}: {error:?}");
+                };
+                assert_eq!(field.field, section, "{text}");
+                assert!(
+                    field.problem.contains("expected an object"),
+                    "{text}: {field:?}"
+                );
+            }
+            let mut body = serde_json::json!({
+                "transactionData": {"reference": "r", "amount": 1},
+                "anonymizedUserData": {"uniqueId": "u"},
+            });
+            body[section] = serde_json::Value::Null;
+            parse_json::<TransactionPayload>(body.to_string().as_bytes(), &mut Vec::new())
+                .expect("null stands for an absent section");
+        }
+    }
+
+    #[test]
+    fn an_integer_beyond_64_bits_is_valid_json_not_a_malformed_body() {
+        let body = br#"{"transactionData":{"reference":"r","amount":12601495403592886517760,"extra":{"n":-12601495403592886517760}},"anonymizedUserData":{"uniqueId":"u"}}"#;
+        let payload = parse_json::<TransactionPayload>(body, &mut Vec::new()).expect("parses");
+        let amount = payload
+            .transaction_data
+            .and_then(|data| data.amount)
+            .expect("amount");
+        assert!(
+            (amount - 1.260_149_540_359_288_7e22).abs() < 1e7,
+            "{amount}"
+        );
+    }
 
     #[test]
     fn wrong_types_name_the_nested_field() {

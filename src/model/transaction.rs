@@ -25,17 +25,26 @@ pub const MAX_ID_LEN: usize = 256;
 pub struct TransactionPayload {
     /// Required (spec §2.1).
     #[schema(value_type = TransactionData)]
+    #[serde(default, deserialize_with = "super::object_or_null")]
     pub transaction_data: Option<TransactionData>,
     /// Required (spec §2.1).
     #[schema(value_type = AnonymizedUserData)]
+    #[serde(default, deserialize_with = "super::object_or_null")]
     pub anonymized_user_data: Option<AnonymizedUserData>,
+    #[serde(default, deserialize_with = "super::object_or_null")]
     pub device: Option<Device>,
+    #[serde(default, deserialize_with = "super::object_or_null")]
     pub location: Option<Location>,
+    #[serde(default, deserialize_with = "super::object_or_null")]
     pub third_party_user_data: Option<ThirdPartyUserData>,
+    #[serde(default, deserialize_with = "super::object_or_null")]
     pub limits: Option<Limits>,
+    #[serde(default, deserialize_with = "super::object_or_null")]
     pub screening_data: Option<ScreeningData>,
+    #[serde(default, deserialize_with = "super::object_or_null")]
     pub beneficiary: Option<Beneficiary>,
     /// Listed in the second request shape only.
+    #[serde(default, deserialize_with = "super::object_or_null")]
     pub counterparty_data: Option<CounterpartyData>,
     /// IPv4 (as the spec lists) or IPv6; an empty string is treated as absent.
     #[schema(value_type = Option<String>, example = "203.0.113.7")]

@@ -145,6 +145,9 @@ async fn bad_input_gets_a_clear_4xx_naming_the_field_and_never_a_500() {
         (br#"{"transactionData":{"reference":"x","amount":3,"transactionDate":"tomorrow"},"anonymizedUserData":{"uniqueId":"u"}}"#.to_vec(), "application/json", 422, "transactionData.transactionDate"),
         (br#"{"transactionData":{"amount":3},"anonymizedUserData":{"uniqueId":"u"}}"#.to_vec(), "application/json", 422, "transactionData.reference"),
         (br#"{"transactionData":{"reference":"x","amount":3,"status":"yes"},"anonymizedUserData":{"uniqueId":"u"}}"#.to_vec(), "application/json", 422, "transactionData.status"),
+        // A section sent as an array is not read field by field in declaration order.
+        (br#"{"transactionData":{"reference":"x","amount":3},"anonymizedUserData":["u"]}"#.to_vec(), "application/json", 422, "anonymizedUserData"),
+        (br#"{"transactionData":{"reference":"x","amount":3},"anonymizedUserData":{"uniqueId":"u"},"screeningData":["Ada Obi","Chidi Eze"]}"#.to_vec(), "application/json", 422, "screeningData"),
         (br#"{"transactionData":{"reference":"x","amount":3},"anonymizedUserData":{"uniqueId":"u"}}"#.to_vec(), "text/plain", 415, "Content-Type"),
         (vec![b' '; 2 * 1024 * 1024], "application/json", 413, "body"),
     ];
