@@ -42,9 +42,9 @@ maximum (`http.max_body_bytes`, 1 MiB by default); 415 a request body without an
 problem listed by field path; 503 a store or engine that is unavailable (retry later, with the \
 same reference for transactions).
 
-The EDD endpoints (`/api/v1/edd/…`) take the single `Authorization` header of spec §5 \
-instead, carrying `<apiKey>:<apiSecret>` (bare, after `Bearer`, or as HTTP Basic credentials); \
-their bodies, errors included, carry `success` as §2.9 does.
+The EDD endpoints (`/api/v1/edd/…`) take the single `Authorization` header of spec §5, \
+carrying `<apiKey>:<apiSecret>` (bare, after `Bearer`, or as HTTP Basic credentials), or the \
+`apiKey`/`apiSecret` pair; their bodies, errors included, carry `success` as §2.9 does.
 
 **Compliance workflows.** Cases (§2.5, §4.2) open automatically for every decision that is not \
 approved, and analysts work them through the case-management endpoints; CDD customers (§2.6, \
@@ -470,12 +470,50 @@ pub struct Readiness {
     #[schema(example = "ok")]
     pub store: String,
     pub rules: RulesStatusDoc,
-    /// The loaded sanctions and PEP lists.
-    pub screening: String,
+    pub screening: ScreeningReadiness,
     /// Number of engine shards.
     pub shards: usize,
     /// Queued transactions per shard.
     pub queue_depths: Vec<usize>,
+}
+
+/// The screening index and the lists it was built from, in `GET /readyz`.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ScreeningReadiness {
+    /// `screening.enabled` in the configuration.
+    pub enabled: bool,
+    /// What the serving index holds.
+    #[schema(example = "6 lists, 23028 entities, 43538 names")]
+    pub screener: String,
+    /// False while a configured list has never loaded (then `/readyz` answers 503).
+    pub ready: bool,
+    /// When the serving index was built (RFC 3339).
+    #[schema(required = true)]
+    pub built_at: Option<String>,
+    pub lists: Vec<ListReadiness>,
+}
+
+/// One configured list in `GET /readyz`.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ListReadiness {
+    #[schema(example = "ofac-sdn")]
+    pub name: String,
+    /// Entities in the serving version.
+    pub entities: usize,
+    /// The publisher's date of the serving version, where it gives one.
+    #[schema(required = true)]
+    pub published: Option<String>,
+    /// Fingerprint of the serving version's content.
+    #[schema(required = true)]
+    pub version: Option<String>,
+    /// When the serving version loaded (RFC 3339).
+    #[schema(required = true)]
+    pub loaded_at: Option<String>,
+    /// Why the newest version was rejected, if it was; the previous one keeps serving.
+    #[schema(required = true)]
+    pub last_error: Option<String>,
 }
 
 /// `ready`; `degraded` when the last rule reload was rejected (the previous pack serves);
@@ -658,14 +696,23 @@ mod tests {
                 continue;
             }
             let security = operation["security"].as_array().expect("security");
-            assert_eq!(security.len(), 1, "{method} {path}: one requirement");
             let requirement = security[0].as_object().expect("requirement");
             if is_edd(path) {
+                // The `Authorization` header, or the other endpoints' header pair.
+                assert_eq!(security.len(), 2, "{method} {path}: two alternatives");
                 assert!(
                     requirement.contains_key(AUTHORIZATION_SCHEME) && requirement.len() == 1,
                     "{method} {path}: {requirement:?}"
                 );
+                let pair = security[1].as_object().expect("requirement");
+                assert!(
+                    pair.contains_key(API_KEY_SCHEME)
+                        && pair.contains_key(API_SECRET_SCHEME)
+                        && pair.len() == 2,
+                    "{method} {path}: {pair:?}"
+                );
             } else {
+                assert_eq!(security.len(), 1, "{method} {path}: one requirement");
                 assert!(
                     requirement.contains_key(API_KEY_SCHEME)
                         && requirement.contains_key(API_SECRET_SCHEME)

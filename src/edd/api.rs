@@ -116,7 +116,7 @@ pub struct EddRequestBody {
         `pending`. Authentication: the single `Authorization` header (spec part 5) carrying \
         `<apiKey>:<apiSecret>`, bare or after `Bearer`, or as HTTP Basic credentials.",
     request_body = EddRequestBody,
-    security(("authorization" = [])),
+    security(("authorization" = []), ("apiKey" = [], "apiSecret" = [])),
     responses(
         (status = 200, description = "Created (spec §2.9).", body = EddCreated,
             example = json!({"success": true, "message": "EDD request created successfully",
@@ -215,7 +215,7 @@ pub async fn create(
     description = "The request, its pipeline's steps (status, note, who) in order, the step to \
         act on next (`currentStep`), and every move so far. (Vigil addition.)",
     params(("requestId" = String, Path, description = "The `requestId` from creation.")),
-    security(("authorization" = [])),
+    security(("authorization" = []), ("apiKey" = [], "apiSecret" = [])),
     responses(
         (status = 200, description = "The request.", body = EddFetched),
         (status = 404, description = "No such request in this business.", body = ErrorBody,
@@ -256,7 +256,7 @@ const LIST_PARAMS: &[&str] = &["status", "uniqueId", "pipeline", "limit", "curso
         ("limit" = Option<u32>, Query, description = "page size, 1-100, default 25"),
         ("cursor" = Option<String>, Query, description = "the `next` of the previous page"),
     ),
-    security(("authorization" = [])),
+    security(("authorization" = []), ("apiKey" = [], "apiSecret" = [])),
     responses(
         (status = 200, description = "A page of requests.", body = EddList),
         (status = 422, description = "A filter is invalid or a parameter unknown.", body = ErrorBody),
@@ -327,7 +327,7 @@ pub struct StepBody {
         ("stepKey" = String, Path, description = "The step's key, e.g. `identity-verification`."),
     ),
     request_body = StepBody,
-    security(("authorization" = [])),
+    security(("authorization" = []), ("apiKey" = [], "apiSecret" = [])),
     responses(
         (status = 200, description = "The request after the move.", body = EddFetched),
         (status = 404, description = "No such request or step.", body = ErrorBody),

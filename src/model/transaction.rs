@@ -24,11 +24,11 @@ pub const MAX_ID_LEN: usize = 256;
 #[serde(rename_all = "camelCase")]
 pub struct TransactionPayload {
     /// Required (spec §2.1).
-    #[schema(value_type = TransactionData)]
+    #[schema(value_type = TransactionData, required = true)]
     #[serde(default, deserialize_with = "super::object_or_null")]
     pub transaction_data: Option<TransactionData>,
     /// Required (spec §2.1).
-    #[schema(value_type = AnonymizedUserData)]
+    #[schema(value_type = AnonymizedUserData, required = true)]
     #[serde(default, deserialize_with = "super::object_or_null")]
     pub anonymized_user_data: Option<AnonymizedUserData>,
     #[serde(default, deserialize_with = "super::object_or_null")]
