@@ -589,7 +589,6 @@ impl Store {
         Ok(inserted.into_iter().map(|row| row.get(0)).collect())
     }
 
-    /// Completes a pending transaction with its decision; true if it was pending.
     /// Completes a tenant's pending transaction, found by its reference (the idempotency key),
     /// with its decision; the row takes the decision's transaction id. Ok(false) if no pending
     /// transaction has this reference.
