@@ -18,27 +18,19 @@ PORT="${VIGIL_FUZZ_PORT:-18282}"
 if ! command -v schemathesis >/dev/null; then
   python3 -m pip install --quiet schemathesis
 fi
-cargo build --release --locked --quiet
-BIN=target/release/vigil
-WORK="$(mktemp -d)"
-trap 'kill "${SERVER:-0}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
-
-KEY_JSON="$($BIN keys create --business fuzz --admin --json --data-dir "$WORK/data")"
-API_KEY="$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["apiKey"])' "$KEY_JSON")"
-API_SECRET="$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["apiSecret"])' "$KEY_JSON")"
-
+# shellcheck source=scripts/scratch.sh
+source scripts/scratch.sh
+create_key fuzz --admin
 VIGIL_LOG__LEVEL=warn "$BIN" serve --data-dir "$WORK/data" --listen "127.0.0.1:$PORT" \
   > "$WORK/server.log" 2>&1 &
 SERVER=$!
-for _ in $(seq 1 300); do
-  curl -fs "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1 && break
-  sleep 0.2
-done
+wait_ready
 
 status=0
-schemathesis run "http://127.0.0.1:$PORT/openapi.json" \
+# In the scratch directory: schemathesis keeps a run cache in its working directory.
+(cd "$WORK" && schemathesis run "http://127.0.0.1:$PORT/openapi.json" \
   -H "apiKey: $API_KEY" -H "apiSecret: $API_SECRET" \
-  --checks "$CHECKS" --workers 2 --max-time "$MAX_SECONDS" || status=$?
+  --checks "$CHECKS" --workers 2 --max-time "$MAX_SECONDS") || status=$?
 echo "server errors logged:"
 grep -E "ERROR" "$WORK/server.log" | tail -20 || echo "  none"
 exit "$status"

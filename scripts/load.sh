@@ -23,14 +23,9 @@ PORT="${VIGIL_LOAD_PORT:-18181}"
 if ! command -v wrk >/dev/null; then
   apt-get update -qq && apt-get install -y -qq wrk >/dev/null
 fi
-cargo build --release --locked --quiet
-BIN=target/release/vigil
-WORK="$(mktemp -d)"
-trap 'kill "${SERVER:-0}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
-
-KEY_JSON="$($BIN keys create --business load-test --json --data-dir "$WORK/data")"
-API_KEY="$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["apiKey"])' "$KEY_JSON")"
-API_SECRET="$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["apiSecret"])' "$KEY_JSON")"
+# shellcheck source=scripts/scratch.sh
+source scripts/scratch.sh
+create_key load-test
 
 # The unscreened run gets its own copy of the (still empty) store, so neither run replays the
 # other's transactions at start.
@@ -42,12 +37,7 @@ start_server() {
   env "$@" VIGIL_HTTP__BARE_ENDPOINT=true VIGIL_LOG__LEVEL=warn \
     "$BIN" serve --data-dir "$data" --listen "127.0.0.1:$PORT" &
   SERVER=$!
-  for _ in $(seq 1 300); do
-    curl -fs "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1 && return
-    sleep 0.1
-  done
-  echo "service did not become ready" >&2
-  exit 1
+  wait_ready
 }
 stop_server() {
   kill "$SERVER"
