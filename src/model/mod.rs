@@ -280,6 +280,35 @@ mod tests {
     }
 
     #[test]
+    fn a_negative_integer_just_below_i64_min_is_valid_json_not_a_malformed_body() {
+        // simd-json 0.15 refused -2^63-1 … -2^64+1 (simd-lite/simd-json#447) even with
+        // big-int-as-float; found by schemathesis as a 400 for a schema-valid settings body.
+        for number in [
+            "-9223372036854775809",
+            "-10000000000000000000",
+            "-18446744073709551615",
+            "-18446744073709551616",
+        ] {
+            let extra = format!(
+                r#"{{"transactionData":{{"reference":"r","amount":3,"extra":[{number}]}},"anonymizedUserData":{{"uniqueId":"u"}}}}"#
+            );
+            let payload = parse_json::<TransactionPayload>(extra.as_bytes(), &mut Vec::new())
+                .unwrap_or_else(|error| panic!("{number} in an ignored field: {error:?}"));
+            assert_eq!(payload.transaction_data.and_then(|d| d.amount), Some(3.0));
+
+            let any = format!(r#"{{"n":{number}}}"#);
+            let value = parse_json::<serde_json::Value>(any.as_bytes(), &mut Vec::new())
+                .unwrap_or_else(|error| panic!("{number} as a value: {error:?}"));
+            let parsed = value["n"].as_f64().expect("a number");
+            let expected: f64 = number.parse().expect("a float");
+            assert!(
+                (parsed - expected).abs() <= expected.abs() * 1e-15,
+                "{parsed} {number}"
+            );
+        }
+    }
+
+    #[test]
     fn wrong_types_name_the_nested_field() {
         let mut scratch = Vec::new();
         let body = br#"{"transactionData":{"reference":"r","amount":"lots"},"anonymizedUserData":{"uniqueId":"u"}}"#;
