@@ -212,14 +212,17 @@ pub fn parse_authorization(value: &str) -> Option<(String, String)> {
 
 /// Middleware for the EDD endpoints: demands the key pair in the `Authorization` header (or,
 /// as a convenience, the `apiKey`/`apiSecret` pair the other endpoints use).
+///
+/// An `Authorization` header that is present is the credential, whatever else the request
+/// carries: an empty, unreadable or wrong one is refused, never passed over for the other pair.
 pub async fn require_authorization(
     State(keys): State<Arc<KeyCache>>,
     mut request: Request,
     next: Next,
 ) -> Result<Response, ApiError> {
     let headers = request.headers();
-    let pair = match header(headers, "authorization") {
-        Some(value) => parse_authorization(value),
+    let pair = match headers.get(axum::http::header::AUTHORIZATION) {
+        Some(value) => value.to_str().ok().and_then(parse_authorization),
         None => match (header(headers, "apikey"), header(headers, "apisecret")) {
             (Some(key), Some(secret)) => Some((key.to_owned(), secret.to_owned())),
             _ => None,

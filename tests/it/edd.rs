@@ -84,6 +84,31 @@ async fn a_request_with_the_authorization_header_answers_the_spec_record(backend
         assert_eq!(body["success"], false);
         assert_eq!(body["errors"][0]["field"], "Authorization");
     }
+    // A present Authorization header is the credential: a wrong, empty or unreadable one is
+    // refused even when a valid apiKey/apiSecret pair rides along.
+    let wrong_pair = format!("{}:vs_wrong", key.0);
+    let unreadable = reqwest::header::HeaderValue::from_bytes(b"\xff\xfe").expect("opaque bytes");
+    for value in [
+        reqwest::header::HeaderValue::from_static(""),
+        reqwest::header::HeaderValue::from_static("   "),
+        reqwest::header::HeaderValue::from_static("Digest x"),
+        reqwest::header::HeaderValue::from_str(&wrong_pair).expect("ascii"),
+        unreadable,
+    ] {
+        let response = h
+            .client
+            .get(h.url(&format!("{EDD}?uniqueId=CUST-1")))
+            .header("apiKey", &key.0)
+            .header("apiSecret", &key.1)
+            .header("Authorization", value.clone())
+            .send()
+            .await
+            .expect("request");
+        let status = response.status().as_u16();
+        let body: Value = response.json().await.expect("json");
+        assert_eq!(status, 401, "{value:?}: {body}");
+        assert_eq!(body["errors"][0]["field"], "Authorization");
+    }
     let (status, listed) = h
         .send_authorized(
             Some(&pair(&key)),
