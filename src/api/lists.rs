@@ -286,7 +286,12 @@ list_handlers! {
 #[serde(rename_all = "camelCase")]
 pub struct BlacklistUserBody {
     /// The user's `anonymizedUserData.uniqueId`; trimmed, 1-256 characters.
-    #[schema(min_length = 1, max_length = 256, example = "user-8841")]
+    #[schema(
+        min_length = 1,
+        max_length = 256,
+        pattern = r"\S",
+        example = "user-8841"
+    )]
     pub user_id: String,
 }
 
@@ -295,7 +300,12 @@ pub struct BlacklistUserBody {
 pub struct BlacklistVasReceiverBody {
     /// The value-added-service receiver, as sent in `transactionData.vasReceiver`; trimmed, 1-256
     /// characters.
-    #[schema(min_length = 1, max_length = 256, example = "08031234567")]
+    #[schema(
+        min_length = 1,
+        max_length = 256,
+        pattern = r"\S",
+        example = "08031234567"
+    )]
     pub receiver: String,
 }
 
@@ -304,7 +314,12 @@ pub struct BlacklistVasReceiverBody {
 #[serde(rename_all = "camelCase")]
 pub struct BlacklistAccountBody {
     /// The counterparty account number; trimmed, 1-256 characters.
-    #[schema(min_length = 1, max_length = 256, example = "0123456789")]
+    #[schema(
+        min_length = 1,
+        max_length = 256,
+        pattern = r"\S",
+        example = "0123456789"
+    )]
     pub account_number: String,
 }
 
@@ -313,7 +328,12 @@ pub struct BlacklistAccountBody {
 #[serde(rename_all = "camelCase")]
 pub struct BlacklistDeviceBody {
     /// The device id, as sent in `device.deviceId`; trimmed, 1-256 characters.
-    #[schema(min_length = 1, max_length = 256, example = "a1b2c3d4-device")]
+    #[schema(
+        min_length = 1,
+        max_length = 256,
+        pattern = r"\S",
+        example = "a1b2c3d4-device"
+    )]
     pub device_id: String,
 }
 
@@ -324,7 +344,7 @@ pub struct DeviceBody {
     #[schema(value_type = DeviceFields)]
     pub device: Option<DeviceFields>,
     /// The customer's id (their `anonymizedUserData.uniqueId`); trimmed, 1-256 characters.
-    #[schema(value_type = String, min_length = 1, max_length = 256, example = "user-8841")]
+    #[schema(value_type = String, min_length = 1, max_length = 256, pattern = r"\S", example = "user-8841")]
     pub customer_id: Option<String>,
 }
 
@@ -333,7 +353,7 @@ pub struct DeviceBody {
 #[serde(rename_all = "camelCase")]
 pub struct DeviceFields {
     /// Trimmed, 1-256 characters.
-    #[schema(value_type = String, min_length = 1, max_length = 256, example = "a1b2c3d4-device")]
+    #[schema(value_type = String, min_length = 1, max_length = 256, pattern = r"\S", example = "a1b2c3d4-device")]
     pub device_id: Option<String>,
     pub manufacturer: Option<String>,
     pub model: Option<String>,

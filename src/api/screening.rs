@@ -34,17 +34,29 @@ const MAX_MATCHES: usize = 500;
 #[serde(rename_all = "camelCase")]
 pub struct ScreenBody {
     /// The name to screen (any script).
+    #[schema(
+        required = true,
+        nullable = false,
+        min_length = 1,
+        max_length = 300,
+        pattern = r"\S"
+    )]
     pub name: Option<String>,
     /// 0–100: the lowest `searchScore` returned (85 is typical).
+    #[schema(required = true, nullable = false, minimum = 0.0, maximum = 100.0)]
     pub threshold: Option<f64>,
     /// Lower-case ISO 3166-1 alpha-2 code: leaves out entities tied only to other countries.
+    #[schema(pattern = r"^\s*([a-z]{2})?\s*$")]
     pub country: Option<String>,
     /// Vigil addition: `YYYY` or `YYYY-MM-DD`; raises the score of entities born within a year of
     /// it and lowers the score of entities whose every listed birth year differs.
+    #[schema(pattern = r"^\s*(\d{4}(-\d{2}-\d{2})?)?\s*$")]
     pub birth_date: Option<String>,
     /// Vigil addition: 1-based page of results (default 1).
+    #[schema(minimum = 1)]
     pub page_number: Option<u32>,
     /// Vigil addition: results per page (default 25, at most 100).
+    #[schema(minimum = 1, maximum = 100)]
     pub page_size: Option<u32>,
 }
 

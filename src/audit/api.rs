@@ -24,7 +24,7 @@ use crate::model::FieldError;
         (by uniqueId, account number or `_id`), `edd-request` or `analyst`. The trail is \
         append-only: the database refuses updates and deletes on it. (Vigil addition.)",
     params(
-        ("entityType" = String, Path, description = "case, cdd-customer, edd-request or analyst"),
+        ("entityType" = String, Path, pattern = r"^(case|cdd-customer|edd-request|analyst)$", description = "case, cdd-customer, edd-request or analyst"),
         ("entityId" = String, Path, description = "The record's id (a CDD customer also by uniqueId or account number)."),
     ),
     security(("apiKey" = [], "apiSecret" = [])),

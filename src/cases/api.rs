@@ -145,13 +145,13 @@ const LIST_PARAMS: &[&str] = &[
         `next` is the cursor of the following page (pass it as `cursor`), `null` on the last page. \
         An unknown parameter is a 422 naming it. (Vigil addition.)",
     params(
-        ("status" = Option<String>, Query, description = "open, in progress, resolved or closed"),
-        ("priority" = Option<String>, Query, description = "low, medium, high or critical"),
+        ("status" = Option<String>, Query, pattern = r"^\s*(open|in progress|resolved|closed)?\s*$", description = "open, in progress, resolved or closed"),
+        ("priority" = Option<String>, Query, pattern = r"^\s*(low|medium|high|critical)?\s*$", description = "low, medium, high or critical"),
         ("assignee" = Option<String>, Query, description = "analyst `_id`, or `unassigned`"),
         ("module" = Option<String>, Query, description = "e.g. transaction-monitoring"),
         ("from" = Option<String>, Query, description = "created at or after (RFC 3339 or YYYY-MM-DD)"),
         ("to" = Option<String>, Query, description = "created at or before (RFC 3339 or YYYY-MM-DD)"),
-        ("limit" = Option<u32>, Query, description = "page size, 1-100, default 25"),
+        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "page size, 1-100, default 25"),
         ("cursor" = Option<String>, Query, description = "the `next` of the previous page"),
     ),
     security(("apiKey" = [], "apiSecret" = [])),
@@ -171,23 +171,29 @@ pub async fn list(
 ) -> Result<Response, ApiError> {
     let params = query_params(query.as_deref(), LIST_PARAMS)?;
     let mut problems = Problems::default();
-    let status = params.get("status").and_then(|s| {
-        let parsed = CaseStatus::parse(s);
-        if parsed.is_none() {
-            problems.push(
-                "status",
-                "must be one of open, in progress, resolved, closed",
-            );
-        }
-        parsed
-    });
-    let priority = params.get("priority").and_then(|p| {
-        let parsed = Priority::parse(p);
-        if parsed.is_none() {
-            problems.push("priority", "must be one of low, medium, high, critical");
-        }
-        parsed
-    });
+    let status = params
+        .get("status")
+        .filter(|s| !s.is_empty())
+        .and_then(|s| {
+            let parsed = CaseStatus::parse(s);
+            if parsed.is_none() {
+                problems.push(
+                    "status",
+                    "must be one of open, in progress, resolved, closed",
+                );
+            }
+            parsed
+        });
+    let priority = params
+        .get("priority")
+        .filter(|p| !p.is_empty())
+        .and_then(|p| {
+            let parsed = Priority::parse(p);
+            if parsed.is_none() {
+                problems.push("priority", "must be one of low, medium, high, critical");
+            }
+            parsed
+        });
     let assignee = params
         .get("assignee")
         .filter(|a| !a.is_empty())
@@ -232,28 +238,67 @@ pub async fn list(
 #[serde(rename_all = "camelCase")]
 pub struct CreateCaseBody {
     /// Required, at most 200 characters.
+    #[schema(
+        required = true,
+        nullable = false,
+        min_length = 1,
+        max_length = 200,
+        pattern = r"\S"
+    )]
     pub title: Option<String>,
+    #[schema(max_length = 10000)]
     pub description: Option<String>,
     /// low, medium (default), high or critical.
+    #[schema(pattern = r"^\s*(low|medium|high|critical)?\s*$")]
     pub priority: Option<String>,
     /// Default `case-management`.
+    #[schema(max_length = 256)]
     pub module: Option<String>,
     /// What the case is about; all three fields required when given.
     pub record: Option<RecordBody>,
     /// Assign at once to this analyst.
+    #[schema(max_length = 256)]
     pub assignee_id: Option<String>,
     /// RFC 3339 or YYYY-MM-DD.
     pub due_date: Option<String>,
     /// The acting analyst (required).
+    #[schema(
+        required = true,
+        nullable = false,
+        min_length = 1,
+        max_length = 256,
+        pattern = r"\S"
+    )]
     pub user_id: Option<String>,
 }
 
 /// A case's `record`.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 pub struct RecordBody {
+    #[schema(
+        required = true,
+        nullable = false,
+        min_length = 1,
+        max_length = 256,
+        pattern = r"\S"
+    )]
     pub id: Option<String>,
     #[serde(rename = "type")]
+    #[schema(
+        required = true,
+        nullable = false,
+        min_length = 1,
+        max_length = 256,
+        pattern = r"\S"
+    )]
     pub kind: Option<String>,
+    #[schema(
+        required = true,
+        nullable = false,
+        min_length = 1,
+        max_length = 256,
+        pattern = r"\S"
+    )]
     pub name: Option<String>,
 }
 
@@ -342,9 +387,21 @@ fn due(problems: &mut Problems, value: Option<&str>) -> Option<i64> {
 #[serde(rename_all = "camelCase")]
 pub struct StatusBody {
     /// open (reopen), in progress, resolved or closed.
-    #[schema(example = "in progress")]
+    #[schema(
+        required = true,
+        nullable = false,
+        pattern = r"^\s*(open|in progress|resolved|closed)\s*$",
+        example = "in progress"
+    )]
     pub status: Option<String>,
     /// The acting analyst.
+    #[schema(
+        required = true,
+        nullable = false,
+        min_length = 1,
+        max_length = 256,
+        pattern = r"\S"
+    )]
     pub user_id: Option<String>,
 }
 
@@ -416,8 +473,16 @@ pub async fn set_status(
 #[serde(rename_all = "camelCase")]
 pub struct EscalateBody {
     /// Why; written into the log entry.
+    #[schema(max_length = 2000)]
     pub reason: Option<String>,
     /// The acting analyst.
+    #[schema(
+        required = true,
+        nullable = false,
+        min_length = 1,
+        max_length = 256,
+        pattern = r"\S"
+    )]
     pub user_id: Option<String>,
 }
 
@@ -469,10 +534,24 @@ pub async fn escalate(
 #[serde(rename_all = "camelCase")]
 pub struct AssignBody {
     /// The analyst who takes the case.
+    #[schema(
+        required = true,
+        nullable = false,
+        min_length = 1,
+        max_length = 256,
+        pattern = r"\S"
+    )]
     pub assignee_id: Option<String>,
     /// Optional new due date (RFC 3339 or YYYY-MM-DD).
     pub due_date: Option<String>,
     /// The acting analyst (becomes `assignedBy`).
+    #[schema(
+        required = true,
+        nullable = false,
+        min_length = 1,
+        max_length = 256,
+        pattern = r"\S"
+    )]
     pub user_id: Option<String>,
 }
 
@@ -527,12 +606,28 @@ pub async fn assign(
 #[serde(rename_all = "camelCase")]
 pub struct CommentBody {
     /// Required, at most 10,000 characters.
+    #[schema(
+        required = true,
+        nullable = false,
+        min_length = 1,
+        max_length = 10000,
+        pattern = r"\S"
+    )]
     pub text: Option<String>,
     /// Analyst `_id`s to tag (each must be active).
+    #[schema(max_items = 50)]
     pub tagged_users: Option<Vec<String>>,
     /// Attachment URLs (absolute http/https).
+    #[schema(max_items = 50)]
     pub attachments: Option<Vec<String>>,
     /// The author.
+    #[schema(
+        required = true,
+        nullable = false,
+        min_length = 1,
+        max_length = 256,
+        pattern = r"\S"
+    )]
     pub user_id: Option<String>,
 }
 
@@ -605,8 +700,22 @@ pub async fn comment(
 #[serde(rename_all = "camelCase")]
 pub struct TaskBody {
     /// Required, at most 2,000 characters.
+    #[schema(
+        required = true,
+        nullable = false,
+        min_length = 1,
+        max_length = 2000,
+        pattern = r"\S"
+    )]
     pub text: Option<String>,
     /// The acting analyst.
+    #[schema(
+        required = true,
+        nullable = false,
+        min_length = 1,
+        max_length = 256,
+        pattern = r"\S"
+    )]
     pub user_id: Option<String>,
 }
 
@@ -657,6 +766,13 @@ pub async fn add_task(
 #[serde(rename_all = "camelCase")]
 pub struct ActorBody {
     /// The acting analyst.
+    #[schema(
+        required = true,
+        nullable = false,
+        min_length = 1,
+        max_length = 256,
+        pattern = r"\S"
+    )]
     pub user_id: Option<String>,
 }
 
@@ -709,9 +825,23 @@ pub async fn complete_task(
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AnalystBody {
-    #[schema(example = "Ada")]
+    #[schema(
+        required = true,
+        nullable = false,
+        min_length = 1,
+        max_length = 100,
+        pattern = r"\S",
+        example = "Ada"
+    )]
     pub first_name: Option<String>,
-    #[schema(example = "Obi")]
+    #[schema(
+        required = true,
+        nullable = false,
+        min_length = 1,
+        max_length = 100,
+        pattern = r"\S",
+        example = "Obi"
+    )]
     pub last_name: Option<String>,
     #[schema(example = "ada.obi@acme-bank.ng")]
     pub email: Option<String>,
@@ -791,6 +921,7 @@ pub async fn list_analysts(
 pub struct AnalystPatch {
     /// `false` deactivates (the analyst can no longer act or be assigned; records keep the
     /// name), `true` reactivates.
+    #[schema(required = true, nullable = false)]
     pub active: Option<bool>,
 }
 

@@ -18,11 +18,23 @@ pub const MAX_FIELD: usize = 1000;
 #[serde(rename_all = "camelCase")]
 pub struct CustomerInput {
     /// Required; unique per business.
-    #[schema(example = "CUST-42")]
+    #[schema(
+        required = true,
+        nullable = false,
+        min_length = 1,
+        max_length = 256,
+        pattern = r"\S",
+        example = "CUST-42"
+    )]
     pub unique_id: Option<String>,
     /// Required: `individual` or `corporate`.
     #[serde(rename = "type")]
-    #[schema(example = "individual")]
+    #[schema(
+        required = true,
+        nullable = false,
+        pattern = r"^\s*([Ii][Nn][Dd][Ii][Vv][Ii][Dd][Uu][Aa][Ll]|[Cc][Oo][Rr][Pp][Oo][Rr][Aa][Tt][Ee])\s*$",
+        example = "individual"
+    )]
     pub kind: Option<String>,
     pub first_name: Option<String>,
     pub last_name: Option<String>,

@@ -77,29 +77,75 @@ pub async fn success_flag(request: Request, next: Next) -> Response {
 #[serde(rename_all = "camelCase")]
 pub struct EddRequestBody {
     /// Required.
-    #[schema(example = "Ada")]
+    #[schema(
+        required = true,
+        nullable = false,
+        min_length = 1,
+        max_length = 200,
+        pattern = r"\S",
+        example = "Ada"
+    )]
     pub first_name: Option<String>,
     /// Required.
-    #[schema(example = "Obi")]
+    #[schema(
+        required = true,
+        nullable = false,
+        min_length = 1,
+        max_length = 200,
+        pattern = r"\S",
+        example = "Obi"
+    )]
     pub last_name: Option<String>,
     /// Required: YYYY-MM-DD, not in the future.
-    #[schema(example = "1985-07-14")]
+    #[schema(
+        required = true,
+        nullable = false,
+        pattern = r"^\s*\d{4}-\d{2}-\d{2}\s*$",
+        example = "1985-07-14"
+    )]
     pub dob: Option<String>,
     /// Required: the customer's id.
-    #[schema(example = "CUST-42")]
+    #[schema(
+        required = true,
+        nullable = false,
+        min_length = 1,
+        max_length = 256,
+        pattern = r"\S",
+        example = "CUST-42"
+    )]
     pub unique_id: Option<String>,
     /// Required: the slug of a configured pipeline.
-    #[schema(example = "standard")]
+    #[schema(
+        required = true,
+        nullable = false,
+        min_length = 1,
+        max_length = 256,
+        pattern = r"\S",
+        example = "standard"
+    )]
     pub pipeline_slug: Option<String>,
     /// Required: the account officer's e-mail address.
-    #[schema(example = "officer@acme-bank.ng")]
+    #[schema(
+        required = true,
+        nullable = false,
+        min_length = 1,
+        max_length = 256,
+        pattern = r"\S",
+        example = "officer@acme-bank.ng"
+    )]
     pub account_officer: Option<String>,
+    #[schema(max_length = 200)]
     pub middle_name: Option<String>,
+    #[schema(max_length = 64)]
     pub bvn_number: Option<String>,
+    #[schema(max_length = 64)]
     pub nin_number: Option<String>,
+    #[schema(max_length = 64)]
     pub phone: Option<String>,
+    #[schema(max_length = 200)]
     pub nationality: Option<String>,
     /// An e-mail address.
+    #[schema(max_length = 256)]
     pub email: Option<String>,
 }
 
@@ -250,10 +296,10 @@ const LIST_PARAMS: &[&str] = &["status", "uniqueId", "pipeline", "limit", "curso
         progress, completed, rejected), `uniqueId`, `pipeline`; `limit` 1-100 (default 25) and \
         `cursor` (the previous page's `next`). (Vigil addition.)",
     params(
-        ("status" = Option<String>, Query, description = "pending, in progress, completed or rejected"),
+        ("status" = Option<String>, Query, pattern = r"^\s*(pending|in progress|completed|rejected)?\s*$", description = "pending, in progress, completed or rejected"),
         ("uniqueId" = Option<String>, Query, description = "the customer's id"),
         ("pipeline" = Option<String>, Query, description = "a pipeline slug"),
-        ("limit" = Option<u32>, Query, description = "page size, 1-100, default 25"),
+        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "page size, 1-100, default 25"),
         ("cursor" = Option<String>, Query, description = "the `next` of the previous page"),
     ),
     security(("authorization" = []), ("apiKey" = [], "apiSecret" = [])),
@@ -304,11 +350,18 @@ pub async fn list(
 #[serde(rename_all = "camelCase")]
 pub struct StepBody {
     /// `complete` or `fail` (task steps), `approve` or `fail` (approval steps).
-    #[schema(example = "complete")]
+    #[schema(
+        required = true,
+        nullable = false,
+        pattern = r"^\s*(complete|approve|fail)\s*$",
+        example = "complete"
+    )]
     pub action: Option<String>,
     /// What was found or decided.
+    #[schema(max_length = 5000)]
     pub note: Option<String>,
     /// The analyst acting (optional; must be an active analyst of the business when given).
+    #[schema(max_length = 256)]
     pub user_id: Option<String>,
 }
 

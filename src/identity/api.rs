@@ -248,8 +248,10 @@ pub async fn cac(
 #[into_params(parameter_in = Query)]
 pub struct LookupsQuery {
     /// `nin`, `bvn` or `cac` (default: all).
+    #[param(pattern = r"^([Nn][Ii][Nn]|[Bb][Vv][Nn]|[Cc][Aa][Cc])$")]
     pub kind: Option<String>,
     /// 1–500 (default 100).
+    #[param(minimum = 1, maximum = 500)]
     pub limit: Option<i64>,
 }
 
@@ -314,12 +316,16 @@ pub struct PersonLookup {
 #[serde(rename_all = "camelCase")]
 #[allow(dead_code)]
 pub struct CompanyLookup {
-    #[schema(example = "RC1234567")]
+    #[schema(min_length = 1, pattern = r"\S", example = "RC1234567")]
     rc_number: String,
-    #[schema(example = "Zenith Harvest Foods Limited")]
+    #[schema(
+        min_length = 1,
+        pattern = r"\S",
+        example = "Zenith Harvest Foods Limited"
+    )]
     company_name: String,
     /// BN, RC or IT.
-    #[schema(example = "RC")]
+    #[schema(min_length = 1, pattern = r"\S", example = "RC")]
     company_type: String,
 }
 

@@ -169,8 +169,22 @@ pub async fn sanction_fetch(
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 pub struct AdverseMediaBody {
     /// The full name of the person or company.
+    #[schema(
+        required = true,
+        nullable = false,
+        min_length = 1,
+        max_length = 300,
+        pattern = r"\S"
+    )]
     pub q: Option<String>,
     /// The most articles returned (1-100).
+    #[schema(
+        required = true,
+        nullable = false,
+        minimum = 1.0,
+        maximum = 100.0,
+        multiple_of = 1.0
+    )]
     pub limit: Option<f64>,
 }
 
@@ -304,12 +318,32 @@ pub async fn ingest_articles(
 #[serde(rename_all = "camelCase")]
 pub struct RiskMonitoringBody {
     /// The person or company to watch.
+    #[schema(
+        required = true,
+        nullable = false,
+        min_length = 1,
+        max_length = 300,
+        pattern = r"\S"
+    )]
     pub name: Option<String>,
     /// 0-100: the lowest sanction/PEP `searchScore` reported.
+    #[schema(required = true, nullable = false, minimum = 0.0, maximum = 100.0)]
     pub threshold: Option<f64>,
     /// The most results per section (sanction, pep, adverse media), 1-100.
+    #[schema(
+        required = true,
+        nullable = false,
+        minimum = 1.0,
+        maximum = 100.0,
+        multiple_of = 1.0
+    )]
     pub limit: Option<f64>,
     /// Where results are posted (http or https; checked against SSRF).
+    #[schema(
+        required = true,
+        nullable = false,
+        pattern = r"^\s*[Hh][Tt][Tt][Pp][Ss]?://[^\s/?#]"
+    )]
     pub callback_url: Option<String>,
 }
 
@@ -375,8 +409,8 @@ pub async fn risk_register(
     tag = "async-aml",
     summary = "The business's risk-monitoring checks (Vigil addition)",
     params(
-        ("status" = Option<String>, Query, description = "`active` or `cancelled`"),
-        ("limit" = Option<u32>, Query, description = "1-100, default 25"),
+        ("status" = Option<String>, Query, pattern = r"^\s*(active|cancelled)?\s*$", description = "`active` or `cancelled`"),
+        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "1-100, default 25"),
         ("cursor" = Option<String>, Query, description = "`next` of the previous page"),
     ),
     security(("apiKey" = [], "apiSecret" = [])),

@@ -202,7 +202,12 @@ pub async fn get_config(
 pub struct UploadQuery {
     /// goAML report code: STR, SAR, CTR, AIF, ECTR, ICR, IRD, IRF, M, PEP, STRM, TFR.
     #[serde(rename = "reportType")]
-    #[param(rename = "reportType", example = "STR")]
+    #[param(
+        rename = "reportType",
+        required = true,
+        pattern = r"\S",
+        example = "STR"
+    )]
     pub report_type: Option<String>,
 }
 
@@ -327,7 +332,13 @@ pub async fn upload(
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FromRulesRequest {
     /// The goAML code rules mark transactions with (`reportable = "CTR"` in a rule's metadata).
-    #[schema(example = "CTR")]
+    #[schema(
+        required = true,
+        nullable = false,
+        min_length = 1,
+        pattern = r"\S",
+        example = "CTR"
+    )]
     pub report_type: Option<String>,
     /// Event time from (inclusive), RFC 3339 or a date; default: 30 days ago.
     pub from: Option<String>,
@@ -542,6 +553,7 @@ pub async fn xml(
 #[allow(dead_code)]
 pub struct ReportingConfigRequest {
     /// The client's base URL; Vigil calls `{clientUrl}/api/v1/reporting/send-transaction`.
+    #[schema(pattern = r"^\s*[Hh][Tt][Tt][Pp][Ss]?://[^\s/?#]")]
     client_url: String,
     /// `{"type": "api-key", "header", "value"}` or `{"type": "hmac", "secret"}`.
     #[schema(value_type = Object)]

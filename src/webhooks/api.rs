@@ -25,8 +25,21 @@ const MAX_SECRET: usize = 256;
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 pub struct WebhookBody {
     /// Where results are posted (http or https; checked against SSRF).
+    #[schema(
+        required = true,
+        nullable = false,
+        max_length = 2000,
+        pattern = r"^\s*[Hh][Tt][Tt][Pp][Ss]?://[^\s/?#]"
+    )]
     pub url: Option<String>,
     /// The signing secret (16-256 characters), chosen by the business.
+    #[schema(
+        required = true,
+        nullable = false,
+        min_length = 16,
+        max_length = 256,
+        pattern = r"^\S(.*\S)?$"
+    )]
     pub secret: Option<String>,
 }
 
@@ -212,10 +225,10 @@ async fn delivery_json(app: &AppState, row: sqlx::any::AnyRow) -> Result<Value, 
     tag = "webhooks",
     summary = "The business's deliveries with their attempts",
     params(
-        ("status" = Option<String>, Query, description = "`pending`, `delivered` or `dead`"),
-        ("event" = Option<String>, Query, description = "`transaction-monitoring`, `sanction`, `adverse-media` or `risk-monitoring`"),
+        ("status" = Option<String>, Query, pattern = r"^\s*(pending|delivered|dead)?\s*$", description = "`pending`, `delivered` or `dead`"),
+        ("event" = Option<String>, Query, pattern = r"^\s*(transaction-monitoring|sanction|adverse-media|risk-monitoring)?\s*$", description = "`transaction-monitoring`, `sanction`, `adverse-media` or `risk-monitoring`"),
         ("recordId" = Option<String>, Query, description = "Only deliveries of this transaction, request or check"),
-        ("limit" = Option<u32>, Query, description = "1-100, default 25"),
+        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "1-100, default 25"),
         ("cursor" = Option<String>, Query, description = "`next` of the previous page"),
     ),
     security(("apiKey" = [], "apiSecret" = [])),

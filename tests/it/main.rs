@@ -19,6 +19,7 @@ mod edd;
 mod identity;
 mod kafka;
 mod native_rules;
+mod openapi_contract;
 mod reporting;
 mod rules_fixtures;
 mod screening;
