@@ -53,7 +53,7 @@ pub struct ScreenBody {
     #[schema(pattern = r"^\s*(\d{4}(-\d{2}-\d{2})?)?\s*$")]
     pub birth_date: Option<String>,
     /// Vigil addition: 1-based page of results (default 1).
-    #[schema(minimum = 1)]
+    #[schema(value_type = Option<i64>, minimum = 1, maximum = 4294967295_i64)]
     pub page_number: Option<u32>,
     /// Vigil addition: results per page (default 25, at most 100).
     #[schema(minimum = 1, maximum = 100)]
@@ -227,7 +227,10 @@ async fn instant(
             threshold: query.threshold,
             limit: MAX_MATCHES,
         });
-        let start = ((query.page - 1) * query.page_size) as usize;
+        // In usize and saturating: a page number near u32::MAX overflowed u32 (a panic in debug
+        // builds, a wrapped start and the wrong page in release).
+        let start =
+            (query.page.saturating_sub(1) as usize).saturating_mul(query.page_size as usize);
         let records: Vec<Value> = hits
             .iter()
             .skip(start)

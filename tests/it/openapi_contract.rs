@@ -153,6 +153,8 @@ async fn the_document_refuses_what_validation_refuses_and_accepts_what_it_accept
         request(Method::GET, "/api/v1/case-management/cases?status=&priority=high&limit=100", "/api/v1/case-management/cases"),
         request(Method::POST, "/api/v1/aml/sanction/instant", "/api/v1/aml/sanction/instant")
             .body(json!({"name": "Ada Obi", "threshold": 85, "country": "", "birthDate": "1985", "pageNumber": 1, "pageSize": 100})),
+        request(Method::POST, "/api/v1/aml/sanction/instant", "/api/v1/aml/sanction/instant")
+            .body(json!({"name": "Ada Obi", "threshold": 85, "pageNumber": 2_147_483_648_u64})),
         request(Method::POST, "/api/v1/adverse-media", "/api/v1/adverse-media")
             .body(json!({"q": "Ada Obi", "limit": 10})),
         request(Method::POST, "/api/v1/edd/requests", "/api/v1/edd/requests").body(json!({
@@ -198,6 +200,8 @@ async fn the_document_refuses_what_validation_refuses_and_accepts_what_it_accept
             .body(json!({"name": "Ada Obi", "threshold": null})), "threshold"),
         (request(Method::POST, "/api/v1/aml/sanction/instant", "/api/v1/aml/sanction/instant")
             .body(json!({"name": "Ada Obi", "threshold": 85, "pageNumber": 0})), "pageNumber"),
+        (request(Method::POST, "/api/v1/aml/sanction/instant", "/api/v1/aml/sanction/instant")
+            .body(json!({"name": "Ada Obi", "threshold": 85, "pageNumber": 4_294_967_296_u64})), "pageNumber"),
         (request(Method::POST, "/api/v1/aml/sanction/instant", "/api/v1/aml/sanction/instant")
             .body(json!({"name": "Ada Obi", "threshold": 85, "pageSize": 101})), "pageSize"),
         (request(Method::POST, "/api/v1/aml/risk-monitoring", "/api/v1/aml/risk-monitoring")
@@ -255,6 +259,16 @@ async fn the_document_refuses_what_validation_refuses_and_accepts_what_it_accept
             request.body
         );
     }
+    // A page far past the results is empty (its start once overflowed u32 and wrapped).
+    let (status, far) = h
+        .post(
+            &key,
+            "/api/v1/aml/sanction/instant",
+            &json!({"name": "Ivan Sidorov", "threshold": 0, "pageNumber": 2_147_483_649_u64, "pageSize": 2}),
+        )
+        .await;
+    assert_eq!(status, 200, "{far}");
+    assert_eq!(far["data"], json!([]), "{far}");
     for (request, field) in &refused {
         let (status, answer) = h
             .send(
