@@ -290,6 +290,39 @@ pub enum BodyErrors {
 // ---------------------------------------------------------------------------------------------
 // Documentation-only response bodies (the handlers build these with `json!`).
 
+/// Schemas of non-blank text of at most N characters, the rule `api::fields::Problems::required`
+/// and the screening names enforce (trimmed, not empty). Fields use them with
+/// `#[schema(required = true, inline, value_type = NonBlankN)]`, so "required, non-null,
+/// non-blank, at most N" is written once here rather than on every field. A field with its own
+/// `example` spells the rule out instead: utoipa drops a field's example on an inlined type.
+macro_rules! non_blank_text {
+    ($($name:ident = $max:expr),+ $(,)?) => {$(
+        #[doc = concat!("Text with a non-space character, at most ", stringify!($max), " characters.")]
+        pub struct $name;
+
+        impl utoipa::PartialSchema for $name {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                utoipa::openapi::ObjectBuilder::new()
+                    .schema_type(utoipa::openapi::schema::Type::String)
+                    .min_length(Some(1))
+                    .max_length(Some($max))
+                    .pattern(Some(r"\S"))
+                    .into()
+            }
+        }
+
+        impl ToSchema for $name {}
+    )+};
+}
+
+non_blank_text!(
+    NonBlank200 = 200,
+    NonBlank256 = 256,
+    NonBlank300 = 300,
+    NonBlank2000 = 2000,
+    NonBlank10000 = 10000,
+);
+
 /// A body carrying only a message.
 #[derive(ToSchema)]
 #[schema(as = Message)]

@@ -34,13 +34,7 @@ const MAX_MATCHES: usize = 500;
 #[serde(rename_all = "camelCase")]
 pub struct ScreenBody {
     /// The name to screen (any script).
-    #[schema(
-        required = true,
-        nullable = false,
-        min_length = 1,
-        max_length = 300,
-        pattern = r"\S"
-    )]
+    #[schema(required = true, inline, value_type = crate::api::openapi::NonBlank300)]
     pub name: Option<String>,
     /// 0–100: the lowest `searchScore` returned (85 is typical).
     #[schema(required = true, nullable = false, minimum = 0.0, maximum = 100.0)]

@@ -17,7 +17,9 @@ use crate::api::auth::Tenant;
 use crate::api::error::{ApiError, ErrorBody};
 use crate::api::extract::JsonBody;
 use crate::api::fields::{page_params, parse_time, query_params, Problems, MAX_SHORT, MAX_TEXT};
-use crate::api::openapi::{AuthErrors, BodyErrors, Unavailable};
+use crate::api::openapi::{
+    AuthErrors, BodyErrors, NonBlank10000, NonBlank200, NonBlank2000, NonBlank256, Unavailable,
+};
 use crate::api::AppState;
 use crate::audit::Actor;
 use crate::model::FieldError;
@@ -238,13 +240,7 @@ pub async fn list(
 #[serde(rename_all = "camelCase")]
 pub struct CreateCaseBody {
     /// Required, at most 200 characters.
-    #[schema(
-        required = true,
-        nullable = false,
-        min_length = 1,
-        max_length = 200,
-        pattern = r"\S"
-    )]
+    #[schema(required = true, inline, value_type = NonBlank200)]
     pub title: Option<String>,
     #[schema(max_length = 10000)]
     pub description: Option<String>,
@@ -262,43 +258,19 @@ pub struct CreateCaseBody {
     /// RFC 3339 or YYYY-MM-DD.
     pub due_date: Option<String>,
     /// The acting analyst (required).
-    #[schema(
-        required = true,
-        nullable = false,
-        min_length = 1,
-        max_length = 256,
-        pattern = r"\S"
-    )]
+    #[schema(required = true, inline, value_type = NonBlank256)]
     pub user_id: Option<String>,
 }
 
 /// A case's `record`.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 pub struct RecordBody {
-    #[schema(
-        required = true,
-        nullable = false,
-        min_length = 1,
-        max_length = 256,
-        pattern = r"\S"
-    )]
+    #[schema(required = true, inline, value_type = NonBlank256)]
     pub id: Option<String>,
     #[serde(rename = "type")]
-    #[schema(
-        required = true,
-        nullable = false,
-        min_length = 1,
-        max_length = 256,
-        pattern = r"\S"
-    )]
+    #[schema(required = true, inline, value_type = NonBlank256)]
     pub kind: Option<String>,
-    #[schema(
-        required = true,
-        nullable = false,
-        min_length = 1,
-        max_length = 256,
-        pattern = r"\S"
-    )]
+    #[schema(required = true, inline, value_type = NonBlank256)]
     pub name: Option<String>,
 }
 
@@ -395,13 +367,7 @@ pub struct StatusBody {
     )]
     pub status: Option<String>,
     /// The acting analyst.
-    #[schema(
-        required = true,
-        nullable = false,
-        min_length = 1,
-        max_length = 256,
-        pattern = r"\S"
-    )]
+    #[schema(required = true, inline, value_type = NonBlank256)]
     pub user_id: Option<String>,
 }
 
@@ -476,13 +442,7 @@ pub struct EscalateBody {
     #[schema(max_length = 2000)]
     pub reason: Option<String>,
     /// The acting analyst.
-    #[schema(
-        required = true,
-        nullable = false,
-        min_length = 1,
-        max_length = 256,
-        pattern = r"\S"
-    )]
+    #[schema(required = true, inline, value_type = NonBlank256)]
     pub user_id: Option<String>,
 }
 
@@ -534,24 +494,12 @@ pub async fn escalate(
 #[serde(rename_all = "camelCase")]
 pub struct AssignBody {
     /// The analyst who takes the case.
-    #[schema(
-        required = true,
-        nullable = false,
-        min_length = 1,
-        max_length = 256,
-        pattern = r"\S"
-    )]
+    #[schema(required = true, inline, value_type = NonBlank256)]
     pub assignee_id: Option<String>,
     /// Optional new due date (RFC 3339 or YYYY-MM-DD).
     pub due_date: Option<String>,
     /// The acting analyst (becomes `assignedBy`).
-    #[schema(
-        required = true,
-        nullable = false,
-        min_length = 1,
-        max_length = 256,
-        pattern = r"\S"
-    )]
+    #[schema(required = true, inline, value_type = NonBlank256)]
     pub user_id: Option<String>,
 }
 
@@ -606,13 +554,7 @@ pub async fn assign(
 #[serde(rename_all = "camelCase")]
 pub struct CommentBody {
     /// Required, at most 10,000 characters.
-    #[schema(
-        required = true,
-        nullable = false,
-        min_length = 1,
-        max_length = 10000,
-        pattern = r"\S"
-    )]
+    #[schema(required = true, inline, value_type = NonBlank10000)]
     pub text: Option<String>,
     /// Analyst `_id`s to tag (each must be active).
     #[schema(max_items = 50)]
@@ -621,13 +563,7 @@ pub struct CommentBody {
     #[schema(max_items = 50)]
     pub attachments: Option<Vec<String>>,
     /// The author.
-    #[schema(
-        required = true,
-        nullable = false,
-        min_length = 1,
-        max_length = 256,
-        pattern = r"\S"
-    )]
+    #[schema(required = true, inline, value_type = NonBlank256)]
     pub user_id: Option<String>,
 }
 
@@ -700,22 +636,10 @@ pub async fn comment(
 #[serde(rename_all = "camelCase")]
 pub struct TaskBody {
     /// Required, at most 2,000 characters.
-    #[schema(
-        required = true,
-        nullable = false,
-        min_length = 1,
-        max_length = 2000,
-        pattern = r"\S"
-    )]
+    #[schema(required = true, inline, value_type = NonBlank2000)]
     pub text: Option<String>,
     /// The acting analyst.
-    #[schema(
-        required = true,
-        nullable = false,
-        min_length = 1,
-        max_length = 256,
-        pattern = r"\S"
-    )]
+    #[schema(required = true, inline, value_type = NonBlank256)]
     pub user_id: Option<String>,
 }
 
@@ -766,13 +690,7 @@ pub async fn add_task(
 #[serde(rename_all = "camelCase")]
 pub struct ActorBody {
     /// The acting analyst.
-    #[schema(
-        required = true,
-        nullable = false,
-        min_length = 1,
-        max_length = 256,
-        pattern = r"\S"
-    )]
+    #[schema(required = true, inline, value_type = NonBlank256)]
     pub user_id: Option<String>,
 }
 

@@ -12,7 +12,7 @@ use crate::api::auth::Tenant;
 use crate::api::error::{ApiError, ErrorBody};
 use crate::api::extract::JsonBody;
 use crate::api::fields::{page_params, query_params, Problems};
-use crate::api::openapi::{AuthErrors, BodyErrors, Unavailable};
+use crate::api::openapi::{AuthErrors, BodyErrors, NonBlank300, Unavailable};
 use crate::api::screening::ScreenBody;
 use crate::api::AppState;
 use crate::media::ingest::{self, ArticleInput};
@@ -169,13 +169,7 @@ pub async fn sanction_fetch(
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 pub struct AdverseMediaBody {
     /// The full name of the person or company.
-    #[schema(
-        required = true,
-        nullable = false,
-        min_length = 1,
-        max_length = 300,
-        pattern = r"\S"
-    )]
+    #[schema(required = true, inline, value_type = NonBlank300)]
     pub q: Option<String>,
     /// The most articles returned (1-100).
     #[schema(
@@ -318,13 +312,7 @@ pub async fn ingest_articles(
 #[serde(rename_all = "camelCase")]
 pub struct RiskMonitoringBody {
     /// The person or company to watch.
-    #[schema(
-        required = true,
-        nullable = false,
-        min_length = 1,
-        max_length = 300,
-        pattern = r"\S"
-    )]
+    #[schema(required = true, inline, value_type = NonBlank300)]
     pub name: Option<String>,
     /// 0-100: the lowest sanction/PEP `searchScore` reported.
     #[schema(required = true, nullable = false, minimum = 0.0, maximum = 100.0)]
