@@ -15,6 +15,13 @@ pub const MAX_TEXT: usize = 10_000;
 /// Longest identifier or short field.
 pub const MAX_SHORT: usize = 256;
 
+pub use crate::model::{is_blank_char, trim_text};
+
+/// The document's pattern of non-blank text: one character that is whitespace neither to the
+/// service ([`is_blank_char`]) nor to ECMAScript's `\s` (the `#[schema(pattern = …)]`
+/// attributes spell the same literal).
+pub const NON_BLANK_PATTERN: &str = r"[^\s\u0085\uFEFF]";
+
 /// Collects field problems; `finish` answers 422 if there were any.
 #[derive(Debug, Default)]
 pub struct Problems(pub Vec<FieldError>);
@@ -32,35 +39,33 @@ impl Problems {
         }
     }
 
-    /// A required, non-empty text of at most `max` characters (trimmed).
+    /// A required, non-blank text of at most `max` characters as sent (as the document's
+    /// `maxLength` counts), trimmed.
     pub fn required(&mut self, field: &str, value: Option<&str>, max: usize) -> Option<String> {
-        match value.map(str::trim) {
-            None => {
-                self.push(field, "is required");
-                None
-            }
-            Some("") => {
-                self.push(field, "must not be empty");
-                None
-            }
-            Some(text) if text.chars().count() > max => {
-                self.push(field, format!("must be at most {max} characters"));
-                None
-            }
-            Some(text) => Some(text.to_owned()),
+        let Some(raw) = value else {
+            self.push(field, "is required");
+            return None;
+        };
+        if trim_text(raw).is_empty() {
+            self.push(field, "must not be empty");
+            return None;
         }
+        self.at_most(field, raw, max)
     }
 
-    /// An optional text: `None` when absent or blank, else trimmed and at most `max` characters.
+    /// An optional text: `None` when absent or blank, else at most `max` characters as sent,
+    /// trimmed.
     pub fn optional(&mut self, field: &str, value: Option<&str>, max: usize) -> Option<String> {
-        match value.map(str::trim) {
-            None | Some("") => None,
-            Some(text) if text.chars().count() > max => {
-                self.push(field, format!("must be at most {max} characters"));
-                None
-            }
-            Some(text) => Some(text.to_owned()),
+        let raw = value.filter(|raw| !trim_text(raw).is_empty())?;
+        self.at_most(field, raw, max)
+    }
+
+    fn at_most(&mut self, field: &str, raw: &str, max: usize) -> Option<String> {
+        if raw.chars().count() > max {
+            self.push(field, format!("must be at most {max} characters"));
+            return None;
         }
+        Some(trim_text(raw).to_owned())
     }
 
     /// A calendar date `YYYY-MM-DD` between 1900-01-01 and today.

@@ -11,6 +11,7 @@ use serde::Deserialize;
 use super::auth::Tenant;
 use super::error::{ApiError, ErrorBody};
 use super::extract::JsonBody;
+use super::fields::trim_text;
 use super::openapi::{BlacklistEntries, MessageBody};
 use super::AppState;
 use crate::engine::{ListKind, Snapshot};
@@ -61,11 +62,11 @@ const MAX_VALUE_LEN: usize = 256;
 fn required_text(body: &serde_json::Value, field: &str) -> Result<String, ApiError> {
     let problem = match body.get(field) {
         None | Some(serde_json::Value::Null) => "is required",
-        Some(serde_json::Value::String(s)) if s.trim().is_empty() => "must not be empty",
-        Some(serde_json::Value::String(s)) if s.len() > MAX_VALUE_LEN => {
+        Some(serde_json::Value::String(s)) if trim_text(s).is_empty() => "must not be empty",
+        Some(serde_json::Value::String(s)) if s.chars().count() > MAX_VALUE_LEN => {
             "must be at most 256 characters"
         }
-        Some(serde_json::Value::String(s)) => return Ok(s.trim().to_owned()),
+        Some(serde_json::Value::String(s)) => return Ok(trim_text(s).to_owned()),
         Some(_) => "must be a string",
     };
     Err(ApiError::invalid(vec![FieldError::new(field, problem)]))
@@ -211,7 +212,7 @@ macro_rules! list_handlers {
             Extension(tenant): Extension<Tenant>,
             Path(value): Path<String>,
         ) -> Result<Response, ApiError> {
-            remove(&app, &tenant, &$texts, value.trim()).await
+            remove(&app, &tenant, &$texts, trim_text(&value)).await
         }
 
         #[utoipa::path(
@@ -289,7 +290,7 @@ pub struct BlacklistUserBody {
     #[schema(
         min_length = 1,
         max_length = 256,
-        pattern = r"\S",
+        pattern = r"[^\s\u0085\uFEFF]",
         example = "user-8841"
     )]
     pub user_id: String,
@@ -303,7 +304,7 @@ pub struct BlacklistVasReceiverBody {
     #[schema(
         min_length = 1,
         max_length = 256,
-        pattern = r"\S",
+        pattern = r"[^\s\u0085\uFEFF]",
         example = "08031234567"
     )]
     pub receiver: String,
@@ -317,7 +318,7 @@ pub struct BlacklistAccountBody {
     #[schema(
         min_length = 1,
         max_length = 256,
-        pattern = r"\S",
+        pattern = r"[^\s\u0085\uFEFF]",
         example = "0123456789"
     )]
     pub account_number: String,
@@ -331,7 +332,7 @@ pub struct BlacklistDeviceBody {
     #[schema(
         min_length = 1,
         max_length = 256,
-        pattern = r"\S",
+        pattern = r"[^\s\u0085\uFEFF]",
         example = "a1b2c3d4-device"
     )]
     pub device_id: String,
@@ -344,7 +345,7 @@ pub struct DeviceBody {
     #[schema(value_type = DeviceFields)]
     pub device: Option<DeviceFields>,
     /// The customer's id (their `anonymizedUserData.uniqueId`); trimmed, 1-256 characters.
-    #[schema(value_type = String, min_length = 1, max_length = 256, pattern = r"\S", example = "user-8841")]
+    #[schema(value_type = String, min_length = 1, max_length = 256, pattern = r"[^\s\u0085\uFEFF]", example = "user-8841")]
     pub customer_id: Option<String>,
 }
 
@@ -353,7 +354,7 @@ pub struct DeviceBody {
 #[serde(rename_all = "camelCase")]
 pub struct DeviceFields {
     /// Trimmed, 1-256 characters.
-    #[schema(value_type = String, min_length = 1, max_length = 256, pattern = r"\S", example = "a1b2c3d4-device")]
+    #[schema(value_type = String, min_length = 1, max_length = 256, pattern = r"[^\s\u0085\uFEFF]", example = "a1b2c3d4-device")]
     pub device_id: Option<String>,
     pub manufacturer: Option<String>,
     pub model: Option<String>,
@@ -395,8 +396,9 @@ pub async fn save_device(
         .value
         .customer_id
         .as_deref()
-        .map(str::trim)
-        .filter(|c| !c.is_empty() && c.len() <= MAX_VALUE_LEN);
+        .filter(|c| c.chars().count() <= MAX_VALUE_LEN)
+        .map(trim_text)
+        .filter(|c| !c.is_empty());
     if customer_id.is_none() {
         errors.push(FieldError::new(
             "customerId",
@@ -409,8 +411,9 @@ pub async fn save_device(
     }
     let device_id = device
         .and_then(|d| d.device_id.as_deref())
-        .map(str::trim)
-        .filter(|d| !d.is_empty() && d.len() <= MAX_VALUE_LEN);
+        .filter(|d| d.chars().count() <= MAX_VALUE_LEN)
+        .map(trim_text)
+        .filter(|d| !d.is_empty());
     if device.is_some() && device_id.is_none() {
         errors.push(FieldError::new(
             "device.deviceId",

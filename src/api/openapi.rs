@@ -306,7 +306,7 @@ macro_rules! non_blank_text {
                     .schema_type(utoipa::openapi::schema::Type::String)
                     .min_length(Some(1))
                     .max_length(Some($max))
-                    .pattern(Some(r"\S"))
+                    .pattern(Some(crate::api::fields::NON_BLANK_PATTERN))
                     .into()
             }
         }

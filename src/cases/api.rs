@@ -748,7 +748,7 @@ pub struct AnalystBody {
         nullable = false,
         min_length = 1,
         max_length = 100,
-        pattern = r"\S",
+        pattern = r"[^\s\u0085\uFEFF]",
         example = "Ada"
     )]
     pub first_name: Option<String>,
@@ -757,7 +757,7 @@ pub struct AnalystBody {
         nullable = false,
         min_length = 1,
         max_length = 100,
-        pattern = r"\S",
+        pattern = r"[^\s\u0085\uFEFF]",
         example = "Obi"
     )]
     pub last_name: Option<String>,

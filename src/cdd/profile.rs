@@ -23,7 +23,7 @@ pub struct CustomerInput {
         nullable = false,
         min_length = 1,
         max_length = 256,
-        pattern = r"\S",
+        pattern = r"[^\s\u0085\uFEFF]",
         example = "CUST-42"
     )]
     pub unique_id: Option<String>,

@@ -82,7 +82,7 @@ pub struct EddRequestBody {
         nullable = false,
         min_length = 1,
         max_length = 200,
-        pattern = r"\S",
+        pattern = r"[^\s\u0085\uFEFF]",
         example = "Ada"
     )]
     pub first_name: Option<String>,
@@ -92,7 +92,7 @@ pub struct EddRequestBody {
         nullable = false,
         min_length = 1,
         max_length = 200,
-        pattern = r"\S",
+        pattern = r"[^\s\u0085\uFEFF]",
         example = "Obi"
     )]
     pub last_name: Option<String>,
@@ -110,7 +110,7 @@ pub struct EddRequestBody {
         nullable = false,
         min_length = 1,
         max_length = 256,
-        pattern = r"\S",
+        pattern = r"[^\s\u0085\uFEFF]",
         example = "CUST-42"
     )]
     pub unique_id: Option<String>,
@@ -120,7 +120,7 @@ pub struct EddRequestBody {
         nullable = false,
         min_length = 1,
         max_length = 256,
-        pattern = r"\S",
+        pattern = r"[^\s\u0085\uFEFF]",
         example = "standard"
     )]
     pub pipeline_slug: Option<String>,
@@ -130,7 +130,7 @@ pub struct EddRequestBody {
         nullable = false,
         min_length = 1,
         max_length = 256,
-        pattern = r"\S",
+        pattern = r"[^\s\u0085\uFEFF]",
         example = "officer@acme-bank.ng"
     )]
     pub account_officer: Option<String>,

@@ -316,16 +316,25 @@ pub struct PersonLookup {
 #[serde(rename_all = "camelCase")]
 #[allow(dead_code)]
 pub struct CompanyLookup {
-    #[schema(min_length = 1, pattern = r"\S", example = "RC1234567")]
+    /// Up to 20 digits, optionally after BN, RC or IT (any case); spaces, `-` and `/` are ignored.
+    #[schema(
+        min_length = 1,
+        pattern = r"^[\s\u0085\uFEFF\-/]*(([Bb][\s\u0085\uFEFF\-/]*[Nn]|[Rr][\s\u0085\uFEFF\-/]*[Cc]|[Ii][\s\u0085\uFEFF\-/]*[Tt])[\s\u0085\uFEFF\-/]*)?([0-9][\s\u0085\uFEFF\-/]*){1,20}$",
+        example = "RC1234567"
+    )]
     rc_number: String,
     #[schema(
         min_length = 1,
-        pattern = r"\S",
+        pattern = r"[^\s\u0085\uFEFF]",
         example = "Zenith Harvest Foods Limited"
     )]
     company_name: String,
-    /// BN, RC or IT.
-    #[schema(min_length = 1, pattern = r"\S", example = "RC")]
+    /// BN, RC or IT (any case).
+    #[schema(
+        min_length = 1,
+        pattern = r"^[\s\u0085\uFEFF]*([Bb][Nn]|[Rr][Cc]|[Ii][Tt])[\s\u0085\uFEFF]*$",
+        example = "RC"
+    )]
     company_type: String,
 }
 

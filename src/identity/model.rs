@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::model::FieldError;
+use crate::model::{is_blank_char, trim_text, FieldError};
 
 /// Which registry a lookup asks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -408,10 +408,9 @@ pub fn company_key(company_type: &str, rc_number: &str) -> String {
 /// `RC 1234567`, `rc1234567`, `1234567` → `1234567` (the type prefix and separators removed).
 pub fn clean_rc_number(value: &str) -> String {
     let upper: String = value
-        .trim()
         .to_ascii_uppercase()
         .chars()
-        .filter(|c| !c.is_whitespace() && *c != '-' && *c != '/')
+        .filter(|c| !is_blank_char(*c) && *c != '-' && *c != '/')
         .collect();
     let stripped = COMPANY_TYPES
         .iter()
@@ -426,11 +425,11 @@ fn required_text(body: &Value, field: &str, errors: &mut Vec<FieldError>) -> Opt
             errors.push(FieldError::new(field, "is required"));
             None
         }
-        Some(Value::String(s)) if s.trim().is_empty() => {
+        Some(Value::String(s)) if trim_text(s).is_empty() => {
             errors.push(FieldError::new(field, "must not be empty"));
             None
         }
-        Some(Value::String(s)) => Some(s.trim().to_owned()),
+        Some(Value::String(s)) => Some(trim_text(s).to_owned()),
         Some(_) => {
             errors.push(FieldError::new(field, "must be a string"));
             None

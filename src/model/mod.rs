@@ -23,6 +23,18 @@ pub use transaction::{Direction, Transaction, TransactionPayload, ValidationCloc
 /// without a heap allocation.
 pub type Text = compact_str::CompactString;
 
+/// Whitespace as both Rust (`char::is_whitespace`, Unicode's White_Space) and the OpenAPI
+/// document's patterns (ECMAScript's `\s`) count it: they differ only in U+0085 (Rust's) and
+/// U+FEFF (ECMAScript's), so text is blank to the service exactly when it is to the document.
+pub fn is_blank_char(c: char) -> bool {
+    c.is_whitespace() || c == '\u{FEFF}'
+}
+
+/// `text` without leading and trailing [`is_blank_char`]s.
+pub fn trim_text(text: &str) -> &str {
+    text.trim_matches(is_blank_char)
+}
+
 /// One problem with one field of a request, as reported in a 4xx body.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct FieldError {

@@ -200,19 +200,19 @@ pub async fn get_config(
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct UploadQuery {
-    /// goAML report code: STR, SAR, CTR, AIF, ECTR, ICR, IRD, IRF, M, PEP, STRM, TFR.
+    /// goAML report code (any case): STR, SAR, CTR, AIF, ECTR, ICR, IRD, IRF, M, PEP, STRM, TFR.
     #[serde(rename = "reportType")]
     #[param(
         rename = "reportType",
         required = true,
-        pattern = r"\S",
+        pattern = r"^[\s\u0085\uFEFF]*([Ss][Tt][Rr][Mm]?|[Ss][Aa][Rr]|[Ee]?[Cc][Tt][Rr]|[Aa][Ii][Ff]|[Ii][Cc][Rr]|[Ii][Rr][DdFf]|[Mm]|[Pp][Ee][Pp]|[Tt][Ff][Rr])[\s\u0085\uFEFF]*$",
         example = "STR"
     )]
     pub report_type: Option<String>,
 }
 
 fn report_type(value: Option<&str>) -> Result<String, ApiError> {
-    match value.map(str::trim) {
+    match value.map(crate::api::fields::trim_text) {
         None | Some("") => Err(ApiError::invalid(vec![FieldError::new(
             "reportType",
             "is required",
@@ -336,7 +336,7 @@ pub struct FromRulesRequest {
         required = true,
         nullable = false,
         min_length = 1,
-        pattern = r"\S",
+        pattern = r"^[\s\u0085\uFEFF]*([Ss][Tt][Rr][Mm]?|[Ss][Aa][Rr]|[Ee]?[Cc][Tt][Rr]|[Aa][Ii][Ff]|[Ii][Cc][Rr]|[Ii][Rr][DdFf]|[Mm]|[Pp][Ee][Pp]|[Tt][Ff][Rr])[\s\u0085\uFEFF]*$",
         example = "CTR"
     )]
     pub report_type: Option<String>,

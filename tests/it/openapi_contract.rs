@@ -171,6 +171,14 @@ async fn the_document_refuses_what_validation_refuses_and_accepts_what_it_accept
             .path_param("entityId", &case_id),
         request(Method::POST, "/api/v1/transaction-monitoring/blacklist-device", "/api/v1/transaction-monitoring/blacklist-device")
             .body(json!({"deviceId": " device-1 "})),
+        // 256 characters of two bytes each: the limit counts characters, not bytes.
+        request(Method::POST, "/api/v1/transaction-monitoring/blacklist-user", "/api/v1/transaction-monitoring/blacklist-user")
+            .body(json!({"userId": "é".repeat(256)})),
+        request(Method::POST, "/api/v1/transaction-monitoring/customers/device", "/api/v1/transaction-monitoring/customers/device")
+            .body(json!({"customerId": "ü".repeat(256), "device": {"deviceId": "ß".repeat(256)}})),
+        // Company types and registration numbers in any case, with separators.
+        request(Method::POST, "/kyc/cac", "/kyc/cac")
+            .body(json!({"rcNumber": "rc-1234567", "companyName": "Zenith Harvest Foods Ltd", "companyType": " rc "})),
     ];
     let refused = vec![
         (request(Method::GET, "/api/v1/aml/risk-monitoring?limit=0", "/api/v1/aml/risk-monitoring"), "limit"),
@@ -234,6 +242,23 @@ async fn the_document_refuses_what_validation_refuses_and_accepts_what_it_accept
             .body(json!({"url": null, "secret": "0123456789abcdef"})), "url"),
         (request(Method::PUT, "/api/v1/webhooks", "/api/v1/webhooks")
             .body(json!({"url": "https://hooks.example.com/vigil", "secret": "short"})), "secret"),
+        (request(Method::POST, "/kyc/cac", "/kyc/cac")
+            .body(json!({"rcNumber": "RC1234567", "companyName": "Zenith Harvest Foods Ltd", "companyType": "LLC"})), "companyType"),
+        (request(Method::POST, "/kyc/cac", "/kyc/cac")
+            .body(json!({"rcNumber": "RC12345X", "companyName": "Zenith Harvest Foods Ltd", "companyType": "RC"})), "rcNumber"),
+        (request(Method::POST, "/api/v1/reporting/reports", "/api/v1/reporting/reports")
+            .body(json!({"reportType": "XYZ"})), "reportType"),
+        // Blank to both the service and the document: U+FEFF (ECMAScript's whitespace) and U+0085
+        // (Rust's).
+        (request(Method::POST, "/api/v1/transaction-monitoring/blacklist-user", "/api/v1/transaction-monitoring/blacklist-user")
+            .body(json!({"userId": "\u{feff}"})), "userId"),
+        (request(Method::POST, "/api/v1/case-management/analysts", "/api/v1/case-management/analysts")
+            .body(json!({"firstName": "\u{85}", "lastName": "Obi"})), "firstName"),
+        // maxLength counts the text as sent, padding included.
+        (request(Method::POST, "/api/v1/case-management/cases", "/api/v1/case-management/cases")
+            .body(json!({"title": format!("Review{}", " ".repeat(195)), "userId": analyst})), "title"),
+        (request(Method::POST, "/api/v1/transaction-monitoring/blacklist-user", "/api/v1/transaction-monitoring/blacklist-user")
+            .body(json!({"userId": "é".repeat(257)})), "userId"),
     ];
 
     for request in &accepted {
