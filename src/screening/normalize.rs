@@ -104,6 +104,30 @@ const HONORIFICS: &[&str] = &[
     "esq",
     "phd",
     "md",
+    // Islamic and Persian titles of descent, religious rank or pilgrimage.
+    "sayyid",
+    "sayyed",
+    "seyed",
+    "seyyed",
+    "seyyid",
+    "ayatollah",
+    "ayatullah",
+    "hojatoleslam",
+    "hojjatoleslam",
+    "haji",
+    "hadji",
+    "hajj",
+    "alhaj",
+    "hajia",
+    "hajiya",
+    // Titles in everyday use in Nigeria (the lookups' home market) and elsewhere.
+    "mallam",
+    "chief",
+    "engr",
+    "madam",
+    "mme",
+    "herr",
+    "frau",
 ];
 
 /// Multi-word legal forms, longest first, mapped to their canonical token.
@@ -368,8 +392,15 @@ fn legal_phrase_at(words: &[RawWord], at: usize) -> Option<(usize, &'static str)
 /// A spelling-folded form that common romanisation variants share: `dzh`/`zh` → `j`,
 /// `kh` → `h`, `ph` → `f`, `w` → `v`, `ou`/`oo` → `u`, `ee` → `i`, `y` after the first letter
 /// → `i`, doubled letters collapsed ("Ameer"/"Amir", "Aly"/"Ali", "Khun"/"Hun", "Ould"/"Uld",
-/// "Walid"/"Valid").
+/// "Walid"/"Valid"). Patronymic and article particles written several ways fold to one:
+/// "ben"/"ibn" to "bin" (son of), "el"/"ul" to "al" (the), so "Usama ben Laden" compares with
+/// "Usama bin Laden" as a spelling variant while "Ben" stays the nickname of "Benjamin".
 pub fn fold(token: &str) -> CompactString {
+    match token {
+        "ben" | "ibn" => return CompactString::const_new("bin"),
+        "el" | "ul" => return CompactString::const_new("al"),
+        _ => {}
+    }
     let bytes = token.as_bytes();
     let mut out = CompactString::default();
     let mut last = 0u8;
@@ -613,6 +644,17 @@ mod tests {
     fn honorifics_are_dropped_unless_nothing_else_remains() {
         assert_eq!(texts("Sheikh Dr. Ahmed Yassin"), ["ahmed", "yassin"]);
         assert_eq!(texts("General"), ["general"]);
+        assert_eq!(texts("Seyed Ali Khamenei"), ["ali", "khamenei"]);
+        assert_eq!(texts("Chief Engr. Ada Obi"), ["ada", "obi"]);
+    }
+
+    #[test]
+    fn patronymic_and_article_particles_fold_to_one_spelling() {
+        assert_eq!(fold("ben"), fold("bin"));
+        assert_eq!(fold("ibn"), fold("bin"));
+        assert_eq!(fold("el"), fold("al"));
+        assert_eq!(fold("ul"), fold("al"));
+        assert_ne!(fold("ben"), fold("benjamin"));
     }
 
     #[test]
