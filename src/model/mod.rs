@@ -156,10 +156,12 @@ pub fn parse_json<T: DeserializeOwned + 'static>(
     }
     scratch.clear();
     scratch.extend_from_slice(body);
-    let mut deserializer = match simd_json::Deserializer::from_slice(scratch) {
-        Ok(deserializer) => deserializer,
+    let mut tape = match simd_json::to_tape(scratch) {
+        Ok(tape) => tape,
         Err(error) => return Err(ParseError::Syntax(syntax_message(&error))),
     };
+    whole_numbers_as_integers(&mut tape.0);
+    let mut deserializer = simd_json::Deserializer::from_tape(tape);
     match serde_path_to_error::deserialize::<_, T>(&mut deserializer) {
         Ok(value) => Ok(value),
         Err(error) => {
@@ -182,7 +184,7 @@ pub fn parse_json<T: DeserializeOwned + 'static>(
 
 /// The value of a parsed tape: the payload decoder for a transaction payload (a type test, the
 /// stable stand-in for specialisation), serde for everything else and as its fallback.
-fn from_tape<T: DeserializeOwned + 'static>(tape: simd_json::Tape<'_>) -> simd_json::Result<T> {
+fn from_tape<T: DeserializeOwned + 'static>(mut tape: simd_json::Tape<'_>) -> simd_json::Result<T> {
     if std::any::TypeId::of::<T>() == std::any::TypeId::of::<TransactionPayload>() {
         if let Some(payload) = tape::decode_payload(&tape.0) {
             let mut slot = Some(payload);
@@ -192,7 +194,23 @@ fn from_tape<T: DeserializeOwned + 'static>(tape: simd_json::Tape<'_>) -> simd_j
             }
         }
     }
+    whole_numbers_as_integers(&mut tape.0);
     tape.deserialize::<T>()
+}
+
+/// JSON has one number type, and JSON Schema's `integer` is any number without a fractional
+/// part, so `10.0` is a valid page size (Python's `json.dumps` writes whole floats that way).
+/// Integer fields take such numbers: whole floats within ±2⁵³ (where every integer is exact)
+/// become integers on the tape; fields of type `f64` take integers as they always did.
+fn whole_numbers_as_integers(nodes: &mut [simd_json::Node<'_>]) {
+    const EXACT: f64 = 9_007_199_254_740_992.0;
+    for node in nodes {
+        if let simd_json::Node::Static(simd_json::StaticNode::F64(number)) = *node {
+            if number.fract() == 0.0 && number.abs() <= EXACT {
+                *node = simd_json::Node::Static(simd_json::StaticNode::I64(number as i64));
+            }
+        }
+    }
 }
 
 fn syntax_message(error: &simd_json::Error) -> String {
@@ -274,6 +292,41 @@ mod tests {
             body[section] = serde_json::Value::Null;
             parse_json::<TransactionPayload>(body.to_string().as_bytes(), &mut Vec::new())
                 .expect("null stands for an absent section");
+        }
+    }
+
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Page {
+        page_size: Option<u32>,
+        offset: Option<i64>,
+        threshold: Option<f64>,
+        name: Option<String>,
+    }
+
+    #[test]
+    fn whole_numbers_written_as_floats_fill_integer_fields_and_fractions_are_refused_by_name() {
+        let page: Page = parse_json(
+            br#"{"pageSize": 10.0, "offset": -3.0, "threshold": 85.0}"#,
+            &mut Vec::new(),
+        )
+        .expect("whole floats are integers");
+        assert_eq!(page.page_size, Some(10));
+        assert_eq!(page.offset, Some(-3));
+        assert_eq!(page.threshold, Some(85.0));
+        assert_eq!(page.name, None);
+        for (body, field) in [
+            (r#"{"pageSize": 10.5}"#, "pageSize"),
+            (r#"{"pageSize": 1e300}"#, "pageSize"),
+            (r#"{"pageSize": -1.0}"#, "pageSize"),
+            // The path-tracking parse that names the field sees the same numbers.
+            (r#"{"pageSize": 10.0, "name": 7}"#, "name"),
+        ] {
+            let error = parse_json::<Page>(body.as_bytes(), &mut Vec::new()).expect_err(body);
+            let ParseError::Shape(problem) = error else {
+                panic!("{body}: {error:?}");
+            };
+            assert_eq!(problem.field, field, "{body}: {problem:?}");
         }
     }
 

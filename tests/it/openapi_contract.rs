@@ -155,6 +155,9 @@ async fn the_document_refuses_what_validation_refuses_and_accepts_what_it_accept
             .body(json!({"name": "Ada Obi", "threshold": 85, "country": "", "birthDate": "1985", "pageNumber": 1, "pageSize": 100})),
         request(Method::POST, "/api/v1/aml/sanction/instant", "/api/v1/aml/sanction/instant")
             .body(json!({"name": "Ada Obi", "threshold": 85, "pageNumber": 2_147_483_648_u64})),
+        // JSON Schema's integer is any number without a fraction: 2.0 is one.
+        request(Method::POST, "/api/v1/aml/sanction/instant", "/api/v1/aml/sanction/instant")
+            .body(json!({"name": "Ada Obi", "threshold": 85.0, "pageNumber": 2.0, "pageSize": 10.0})),
         request(Method::POST, "/api/v1/adverse-media", "/api/v1/adverse-media")
             .body(json!({"q": "Ada Obi", "limit": 10})),
         request(Method::POST, "/api/v1/edd/requests", "/api/v1/edd/requests").body(json!({
