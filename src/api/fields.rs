@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use chrono::{NaiveDate, TimeZone, Utc};
 
 use super::error::ApiError;
-use crate::model::FieldError;
+use crate::model::{trim_text, FieldError};
 
 /// Longest free text accepted in one field (titles, names, comments are shorter by caller's
 /// choice; descriptions and comments may be long).
@@ -15,10 +15,8 @@ pub const MAX_TEXT: usize = 10_000;
 /// Longest identifier or short field.
 pub const MAX_SHORT: usize = 256;
 
-pub use crate::model::{is_blank_char, trim_text};
-
 /// The document's pattern of non-blank text: one character that is whitespace neither to the
-/// service ([`is_blank_char`]) nor to ECMAScript's `\s` (the `#[schema(pattern = …)]`
+/// service ([`crate::model::is_blank_char`]) nor to ECMAScript's `\s` (the `#[schema(pattern = …)]`
 /// attributes spell the same literal).
 pub const NON_BLANK_PATTERN: &str = r"[^\s\u0085\uFEFF]";
 

@@ -11,11 +11,10 @@ use serde::Deserialize;
 use super::auth::Tenant;
 use super::error::{ApiError, ErrorBody};
 use super::extract::JsonBody;
-use super::fields::trim_text;
 use super::openapi::{BlacklistEntries, MessageBody};
 use super::AppState;
 use crate::engine::{ListKind, Snapshot};
-use crate::model::FieldError;
+use crate::model::{trim_text, FieldError};
 use crate::sources::http::message;
 use crate::store::DeviceRecord;
 
@@ -58,6 +57,14 @@ const DEVICE: ListTexts = ListTexts {
 };
 
 const MAX_VALUE_LEN: usize = 256;
+
+/// A value as lists keep it: at most [`MAX_VALUE_LEN`] characters as sent, trimmed, not blank.
+fn listed_value(value: &str) -> Option<&str> {
+    if value.chars().count() > MAX_VALUE_LEN {
+        return None;
+    }
+    Some(trim_text(value)).filter(|text| !text.is_empty())
+}
 
 fn required_text(body: &serde_json::Value, field: &str) -> Result<String, ApiError> {
     let problem = match body.get(field) {
@@ -392,13 +399,7 @@ pub async fn save_device(
     body: JsonBody<DeviceBody>,
 ) -> Result<Response, ApiError> {
     let mut errors = Vec::new();
-    let customer_id = body
-        .value
-        .customer_id
-        .as_deref()
-        .filter(|c| c.chars().count() <= MAX_VALUE_LEN)
-        .map(trim_text)
-        .filter(|c| !c.is_empty());
+    let customer_id = body.value.customer_id.as_deref().and_then(listed_value);
     if customer_id.is_none() {
         errors.push(FieldError::new(
             "customerId",
@@ -411,9 +412,7 @@ pub async fn save_device(
     }
     let device_id = device
         .and_then(|d| d.device_id.as_deref())
-        .filter(|d| d.chars().count() <= MAX_VALUE_LEN)
-        .map(trim_text)
-        .filter(|d| !d.is_empty());
+        .and_then(listed_value);
     if device.is_some() && device_id.is_none() {
         errors.push(FieldError::new(
             "device.deviceId",

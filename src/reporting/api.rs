@@ -212,7 +212,7 @@ pub struct UploadQuery {
 }
 
 fn report_type(value: Option<&str>) -> Result<String, ApiError> {
-    match value.map(crate::api::fields::trim_text) {
+    match value.map(crate::model::trim_text) {
         None | Some("") => Err(ApiError::invalid(vec![FieldError::new(
             "reportType",
             "is required",
