@@ -63,6 +63,8 @@ pub struct Config {
     /// Allow callback and client URLs on loopback and private addresses (never link-local or
     /// metadata addresses). Off by default; tests and single-host setups turn it on.
     pub allow_private_callbacks: bool,
+    /// The address policy of the URLs this file gives (identity upstream, list downloads).
+    pub outbound: crate::outbound::OutboundConfig,
     /// Webhook delivery: timeouts, backoff, retry window.
     pub webhooks: crate::webhooks::WebhookConfig,
     /// The adverse-media index and search.
@@ -140,6 +142,7 @@ impl Default for Config {
             identity: IdentityConfig::default(),
             reporting: ReportingConfig::default(),
             allow_private_callbacks: false,
+            outbound: crate::outbound::OutboundConfig::default(),
             webhooks: crate::webhooks::WebhookConfig::default(),
             media: crate::media::MediaConfig::default(),
             monitoring: crate::monitoring::MonitoringConfig::default(),
@@ -296,11 +299,37 @@ impl Config {
             .chain(self.media.problems())
             .chain(self.monitoring.problems())
             .chain(self.kafka.problems())
+            .chain(self.operator_url_problems())
             .next()
         {
             return Err(ConfigError::Invalid { key, problem });
         }
         Ok(())
+    }
+
+    /// The URLs this file gives, against the outbound address policy: a literal address is judged
+    /// here, a host name at every connection (by the outbound client's resolver).
+    fn operator_url_problems(&self) -> Vec<(String, String)> {
+        let allow_private = self.outbound.allow_private_upstreams;
+        let mut urls = Vec::new();
+        if self.identity.provider == crate::identity::config::ProviderKind::Upstream {
+            urls.push((
+                "identity.upstream.base_url".to_owned(),
+                self.identity.upstream.base_url.as_str(),
+            ));
+        }
+        for (index, list) in self.screening.lists.iter().enumerate() {
+            if let Some(url) = &list.url {
+                urls.push((format!("screening.lists[{index}].url"), url.as_str()));
+            }
+        }
+        urls.into_iter()
+            .filter_map(|(key, raw)| {
+                let problem = crate::outbound::policy::parse_url(raw)
+                    .and_then(|url| crate::outbound::policy::check_url(&url, allow_private));
+                problem.err().map(|error| (key, error.to_string()))
+            })
+            .collect()
     }
 
     /// Resolves the configuration into the runtime settings.

@@ -15,8 +15,11 @@
 //! [`reporting`] fetches transaction records from a client's endpoint and builds goAML reports
 //! for the financial intelligence unit.
 //!
+//! Every call to an address a client or operator gave goes through [`outbound`] (one address
+//! policy, connections pinned to the checked addresses, no proxy, no redirects, HMAC signing).
+//!
 //! Asynchronous AML sits on the same store: [`webhooks`] (the durable outbox, signed delivery with
-//! retries, SSRF checks), [`media`] (the adverse-media index and search) and [`monitoring`]
+//! retries), [`media`] (the adverse-media index and search) and [`monitoring`]
 //! (asynchronous sanction and adverse-media requests, risk-monitoring checks that keep watching).
 
 pub mod api;
@@ -31,6 +34,7 @@ pub mod media;
 pub mod metrics;
 pub mod model;
 pub mod monitoring;
+pub mod outbound;
 pub mod replay;
 pub mod reporting;
 pub mod screening;

@@ -132,10 +132,13 @@ enum KeysCommand {
         #[arg(long)]
         json: bool,
     },
-    /// List keys (never secrets).
+    /// List keys by id (the key's first characters; keys and secrets are never stored).
     List,
-    /// Revoke a key.
-    Revoke { api_key: String },
+    /// Revoke a key, given whole or by its id.
+    Revoke {
+        #[arg(value_name = "KEY_OR_ID")]
+        api_key: String,
+    },
 }
 
 #[derive(Subcommand)]
@@ -309,7 +312,10 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         println!("role:      {}", key.role);
                         println!("apiKey:    {}", key.api_key);
                         println!("apiSecret: {}", key.api_secret);
-                        println!("(the secret is shown once; only its digest is stored)");
+                        println!(
+                            "(key and secret are shown once; only their digests are stored, and the key's id {} names it from now on)",
+                            vigil::store::key_id(&key.api_key)
+                        );
                     }
                 }
                 KeysCommand::List => {
@@ -317,7 +323,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         let state = if key.revoked { "revoked" } else { "active" };
                         println!(
                             "{}  {}  {}  {}",
-                            key.api_key, key.business.name, key.role, state
+                            key.key_id, key.business.name, key.role, state
                         );
                     }
                 }
@@ -327,9 +333,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         .await
                         .context("revoking the key")?
                     {
-                        bail!("no active key {api_key}");
+                        bail!("no active key {}", vigil::store::key_id(&api_key));
                     }
-                    println!("revoked {api_key}");
+                    println!("revoked {}", vigil::store::key_id(&api_key));
                 }
             }
         }

@@ -51,6 +51,8 @@ pub enum ServeError {
     Media(#[from] crate::media::MediaError),
     #[error(transparent)]
     Kafka(#[from] crate::sources::kafka::KafkaSourceError),
+    #[error("outbound HTTP client: {0}")]
+    Outbound(#[from] crate::outbound::OutboundError),
 }
 
 /// A running service, for tests: its address and a way to stop it.
@@ -181,7 +183,7 @@ async fn build(settings: Settings) -> Result<Built, ServeError> {
         config.webhooks.clone(),
         config.allow_private_callbacks,
         metrics.clone(),
-    );
+    )?;
     let (writer, writer_task) = spawn_writer(
         store.clone(),
         metrics.clone(),
@@ -273,7 +275,9 @@ async fn build(settings: Settings) -> Result<Built, ServeError> {
         None
     };
     if config.screening.enabled {
-        screening.spawn_downloads();
+        screening.spawn_downloads(crate::outbound::AddressPolicy {
+            allow_private: config.outbound.allow_private_upstreams,
+        });
     }
 
     let (identity, reporting) = start_identity_and_reporting(&store, &settings).await?;
@@ -348,14 +352,19 @@ async fn start_identity_and_reporting(
             tracing::warn!(%error, dir = %seed_dir.display(), "identity registry seed not loaded")
         }
     }
-    let identity =
-        crate::identity::IdentityService::new(store.pool().clone(), config.identity.clone())
-            .map_err(|e| ServeError::Io(std::io::Error::other(e)))?;
+    let identity = crate::identity::IdentityService::new(
+        store.pool().clone(),
+        config.identity.clone(),
+        crate::outbound::AddressPolicy {
+            allow_private: config.outbound.allow_private_upstreams,
+        },
+    )
+    .map_err(|e| ServeError::Io(std::io::Error::other(e)))?;
     let reporting = crate::reporting::ReportingService::new(
         store.pool().clone(),
         config.reporting.clone(),
         config.allow_private_callbacks,
-    );
+    )?;
     let resumed = reporting.resume().await?;
     if resumed > 0 {
         tracing::info!(resumed, "unfinished reports resumed");

@@ -1,16 +1,19 @@
-//! API keys: issuing them, and checking the `apiKey`/`apiSecret` headers of every request.
+//! API keys: issuing them, and checking the credentials of every request.
 //!
-//! The EDD endpoints take the single `Authorization` header of spec part 5 instead
-//! ([`require_authorization`]). Vigil reads the spec's `<API_KEY>` there as the same key pair,
-//! `<apiKey>:<apiSecret>` — bare, after `Bearer`, or as HTTP Basic credentials (`curl -u
-//! key:secret`) — because the key alone is no secret (`vigil keys list` prints it and the store
-//! keeps it in clear); only the secret proves the caller.
+//! Most endpoints take the `apiKey`/`apiSecret` header pair ([`require_key`]). The EDD endpoints
+//! take the single `Authorization` header of spec part 5, carrying `<API_KEY>`
+//! ([`require_authorization`]): the key alone, bare or after `Bearer`, as the spec's clients send
+//! it; the pair `<apiKey>:<apiSecret>` (bare, `Bearer` or HTTP Basic) and the header pair work there
+//! too.
 //!
-//! A key pair is random (`vk_…` key, `vs_…` secret, 128 and 256 bits); only the SHA-256 digest of
-//! the secret is stored, and it is compared in constant time. Keys are cached in memory
-//! (refreshed from the store every [`REFRESH`]); a key the cache does not know is looked up in the
-//! store at once, so a key created by `vigil keys create` while the service runs works on its
-//! first request, and a revoked key stops working within one refresh.
+//! The key alone can be the credential because the key is a secret too: a key pair is random
+//! (`vk_…` key, `vs_…` secret, 128 and 256 bits), and the store keeps only SHA-256 digests of
+//! both. A key is found by its digest; what lists, logs and audit records show in its place is
+//! its id, the first [`crate::store::KEY_ID_LEN`] characters (`vk_1a2b3c4d`), which cannot be used
+//! to call. Secrets are compared in constant time. Keys are cached in memory (refreshed from the
+//! store every [`REFRESH`]); a key the cache does not know is looked up in the store at once, so a
+//! key created by `vigil keys create` while the service runs works on its first request, and a
+//! revoked key stops working within one refresh.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -36,7 +39,8 @@ pub struct Tenant {
     pub id: i64,
     pub name: String,
     pub mode: ProcessingMode,
-    pub api_key: String,
+    /// The key's id (never the key): what audit records name as the actor.
+    pub key_id: String,
     pub admin: bool,
 }
 
@@ -51,7 +55,7 @@ pub struct IssuedKey {
 }
 
 pub fn secret_digest(secret: &str) -> String {
-    hex::encode(Sha256::digest(secret.as_bytes()))
+    crate::store::sha256_hex(secret)
 }
 
 fn random_hex(bytes: usize) -> String {
@@ -67,18 +71,23 @@ pub async fn issue_key(
     admin: bool,
 ) -> Result<IssuedKey, StoreError> {
     let business = store.ensure_business(business).await?;
-    let api_key = format!("vk_{}", random_hex(16));
-    let api_secret = format!("vs_{}", random_hex(32));
     let role = if admin { "admin" } else { "client" };
-    store
-        .insert_key(business.id, &api_key, &secret_digest(&api_secret), role)
-        .await?;
-    Ok(IssuedKey {
-        api_key,
-        api_secret,
-        business: business.name,
-        role: role.to_owned(),
-    })
+    // Ids are the key's first characters (32 random bits): draw again in the rare case of a clash.
+    loop {
+        let api_key = format!("vk_{}", random_hex(16));
+        let api_secret = format!("vs_{}", random_hex(32));
+        if store
+            .insert_key(business.id, &api_key, &secret_digest(&api_secret), role)
+            .await?
+        {
+            return Ok(IssuedKey {
+                api_key,
+                api_secret,
+                business: business.name,
+                role: role.to_owned(),
+            });
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -87,32 +96,46 @@ struct CachedKey {
     tenant: Tenant,
 }
 
-fn cached(record: &KeyRecord) -> Option<CachedKey> {
+fn cached(record: &KeyRecord) -> Option<([u8; 32], CachedKey)> {
     if record.revoked {
         return None;
     }
+    let mut key_digest = [0u8; 32];
+    hex::decode_to_slice(&record.key_digest, &mut key_digest).ok()?;
     let mut digest = [0u8; 32];
     hex::decode_to_slice(&record.secret_digest, &mut digest).ok()?;
-    Some(CachedKey {
-        digest,
-        tenant: tenant_of(&record.api_key, &record.business, &record.role),
-    })
+    Some((
+        key_digest,
+        CachedKey {
+            digest,
+            tenant: tenant_of(&record.key_id, &record.business, &record.role),
+        },
+    ))
 }
 
-fn tenant_of(api_key: &str, business: &Business, role: &str) -> Tenant {
+fn tenant_of(key_id: &str, business: &Business, role: &str) -> Tenant {
     Tenant {
         id: business.id,
         name: business.name.clone(),
         mode: business.mode,
-        api_key: api_key.to_owned(),
+        key_id: key_id.to_owned(),
         admin: role == "admin",
     }
 }
 
-/// The in-memory key table.
+/// The in-memory key table, by the digest of the whole key.
 pub struct KeyCache {
     store: Store,
-    keys: ArcSwap<HashMap<String, CachedKey>>,
+    keys: ArcSwap<HashMap<[u8; 32], CachedKey>>,
+}
+
+/// What a request presents.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Credential {
+    /// `apiKey` with `apiSecret`: both must match.
+    Pair { key: String, secret: String },
+    /// The key alone (spec part 5's `Authorization: <API_KEY>`, EDD only).
+    Key(String),
 }
 
 impl KeyCache {
@@ -127,10 +150,7 @@ impl KeyCache {
 
     pub async fn refresh(&self) -> Result<(), StoreError> {
         let records = self.store.keys().await?;
-        let keys = records
-            .iter()
-            .filter_map(|r| cached(r).map(|c| (r.api_key.clone(), c)))
-            .collect();
+        let keys = records.iter().filter_map(cached).collect();
         self.keys.store(Arc::new(keys));
         Ok(())
     }
@@ -155,29 +175,47 @@ impl KeyCache {
         api_key: &str,
         api_secret: &str,
     ) -> Result<Option<Tenant>, StoreError> {
-        let presented: [u8; 32] = Sha256::digest(api_secret.as_bytes()).into();
-        if let Some(entry) = self.keys.load().get(api_key) {
+        self.check(&Credential::Pair {
+            key: api_key.to_owned(),
+            secret: api_secret.to_owned(),
+        })
+        .await
+    }
+
+    /// Checks a credential; `Ok(None)` for an unknown or revoked key or a mismatching secret.
+    pub async fn check(&self, credential: &Credential) -> Result<Option<Tenant>, StoreError> {
+        let (api_key, secret) = match credential {
+            Credential::Pair { key, secret } => (key.as_str(), Some(secret.as_str())),
+            Credential::Key(key) => (key.as_str(), None),
+        };
+        let key_digest: [u8; 32] = Sha256::digest(api_key.as_bytes()).into();
+        let found = self.keys.load().get(&key_digest).cloned();
+        let entry = match found {
+            Some(entry) => entry,
+            None => {
+                // Not cached: a key created since the last refresh.
+                let Some(record) = self.store.find_key(api_key).await? else {
+                    return Ok(None);
+                };
+                let Some((digest, entry)) = cached(&record) else {
+                    return Ok(None);
+                };
+                self.keys.rcu(|keys| {
+                    let mut next = HashMap::clone(keys);
+                    next.insert(digest, entry.clone());
+                    next
+                });
+                entry
+            }
+        };
+        if let Some(secret) = secret {
+            let presented: [u8; 32] = Sha256::digest(secret.as_bytes()).into();
             let matches: bool = entry.digest.ct_eq(&presented).into();
-            return Ok(matches.then(|| entry.tenant.clone()));
+            if !matches {
+                return Ok(None);
+            }
         }
-        // Not cached: a key created since the last refresh.
-        let Some(record) = self.store.find_key(api_key).await? else {
-            return Ok(None);
-        };
-        let Some(entry) = cached(&record) else {
-            return Ok(None);
-        };
-        let matches: bool = entry.digest.ct_eq(&presented).into();
-        if !matches {
-            return Ok(None);
-        }
-        let tenant = entry.tenant.clone();
-        self.keys.rcu(|keys| {
-            let mut next = HashMap::clone(keys);
-            next.insert(api_key.to_owned(), entry.clone());
-            next
-        });
-        Ok(Some(tenant))
+        Ok(Some(entry.tenant))
     }
 }
 
@@ -189,12 +227,15 @@ fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
         .filter(|v| !v.is_empty())
 }
 
-/// The key pair in an `Authorization` value: `<key>:<secret>`, `Bearer <key>:<secret>` or
-/// `Basic base64(<key>:<secret>)`.
-pub fn parse_authorization(value: &str) -> Option<(String, String)> {
+/// The credential in an `Authorization` value: `<key>`, `<key>:<secret>`, either after
+/// `Bearer`, or `Basic base64(<key>:<secret>)` (an empty password: the key alone).
+pub fn parse_authorization(value: &str) -> Option<Credential> {
     use base64::Engine;
     let value = value.trim();
-    let pair = match value.split_once(' ') {
+    if value.eq_ignore_ascii_case("bearer") || value.eq_ignore_ascii_case("basic") {
+        return None;
+    }
+    let text = match value.split_once(' ') {
         Some((scheme, rest)) if scheme.eq_ignore_ascii_case("basic") => {
             let bytes = base64::engine::general_purpose::STANDARD
                 .decode(rest.trim())
@@ -205,13 +246,30 @@ pub fn parse_authorization(value: &str) -> Option<(String, String)> {
         Some(_) => return None,
         None => value.to_owned(),
     };
-    let (key, secret) = pair.split_once(':')?;
-    let (key, secret) = (key.trim(), secret.trim());
-    (!key.is_empty() && !secret.is_empty()).then(|| (key.to_owned(), secret.to_owned()))
+    match text.split_once(':') {
+        Some((key, secret)) => {
+            let (key, secret) = (key.trim(), secret.trim());
+            if key.is_empty() {
+                None
+            } else if secret.is_empty() {
+                Some(Credential::Key(key.to_owned()))
+            } else {
+                Some(Credential::Pair {
+                    key: key.to_owned(),
+                    secret: secret.to_owned(),
+                })
+            }
+        }
+        None => {
+            let key = text.trim();
+            (!key.is_empty()).then(|| Credential::Key(key.to_owned()))
+        }
+    }
 }
 
-/// Middleware for the EDD endpoints: demands the key pair in the `Authorization` header (or,
-/// as a convenience, the `apiKey`/`apiSecret` pair the other endpoints use).
+/// Middleware for the EDD endpoints: demands the credential in the `Authorization` header — the
+/// key alone as spec part 5 has it, or the key pair — or, as a convenience, the
+/// `apiKey`/`apiSecret` pair the other endpoints use.
 ///
 /// An `Authorization` header that is present is the credential, whatever else the request
 /// carries: an empty, unreadable or wrong one is refused, never passed over for the other pair.
@@ -221,10 +279,13 @@ pub async fn require_authorization(
     next: Next,
 ) -> Result<Response, ApiError> {
     let headers = request.headers();
-    let pair = match headers.get(axum::http::header::AUTHORIZATION) {
+    let credential = match headers.get(axum::http::header::AUTHORIZATION) {
         Some(value) => value.to_str().ok().and_then(parse_authorization),
         None => match (header(headers, "apikey"), header(headers, "apisecret")) {
-            (Some(key), Some(secret)) => Some((key.to_owned(), secret.to_owned())),
+            (Some(key), Some(secret)) => Some(Credential::Pair {
+                key: key.to_owned(),
+                secret: secret.to_owned(),
+            }),
             _ => None,
         },
     };
@@ -233,13 +294,13 @@ pub async fn require_authorization(
             axum::http::StatusCode::UNAUTHORIZED,
             "missing or invalid Authorization header",
             "Authorization",
-            "expected <apiKey>:<apiSecret> (bare, after Bearer, or as Basic credentials)",
+            "expected <apiKey> or <apiKey>:<apiSecret> (bare, after Bearer, or as Basic credentials)",
         )
     };
-    let Some((api_key, api_secret)) = pair else {
+    let Some(credential) = credential else {
         return Err(unauthorized());
     };
-    let Some(tenant) = keys.verify(&api_key, &api_secret).await? else {
+    let Some(tenant) = keys.check(&credential).await? else {
         return Err(unauthorized());
     };
     request.extensions_mut().insert(tenant);
@@ -270,8 +331,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_authorization_header_takes_the_pair_bare_as_bearer_or_as_basic() {
-        let pair = Some(("vk_1".to_owned(), "vs_2".to_owned()));
+    fn the_authorization_header_takes_the_key_or_the_pair_bare_as_bearer_or_as_basic() {
+        let pair = Some(Credential::Pair {
+            key: "vk_1".to_owned(),
+            secret: "vs_2".to_owned(),
+        });
+        let key = Some(Credential::Key("vk_1".to_owned()));
         assert_eq!(parse_authorization("vk_1:vs_2"), pair);
         assert_eq!(parse_authorization("Bearer vk_1:vs_2"), pair);
         assert_eq!(parse_authorization("bearer  vk_1:vs_2 "), pair);
@@ -279,12 +344,16 @@ mod tests {
         assert_eq!(parse_authorization("Basic dmtfMTp2c18y"), pair);
         assert_eq!(
             parse_authorization("vk_1"),
-            None,
-            "the key alone is not enough"
+            key,
+            "the spec's form: the key alone"
         );
-        assert_eq!(parse_authorization("Bearer vk_1"), None);
+        assert_eq!(parse_authorization("Bearer vk_1"), key);
+        // base64("vk_1:"): a user name without a password
+        assert_eq!(parse_authorization("Basic dmtfMTo="), key);
         assert_eq!(parse_authorization("Digest vk_1:vs_2"), None);
         assert_eq!(parse_authorization("Basic !!!"), None);
         assert_eq!(parse_authorization(":vs_2"), None);
+        assert_eq!(parse_authorization("Bearer "), None);
+        assert_eq!(parse_authorization(""), None);
     }
 }

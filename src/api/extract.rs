@@ -1,8 +1,11 @@
-//! Request body extraction: content type, size limit and simd-json parsing, with every failure
-//! turned into an [`ApiError`] naming the field (never axum's plain-text rejections).
+//! Request extraction: the JSON body (content type, size limit, simd-json parsing) and path
+//! parameters, with every failure turned into an [`ApiError`] naming the field (never axum's
+//! plain-text rejections).
 
 use axum::body::Bytes;
-use axum::extract::{FromRequest, Request};
+use axum::extract::rejection::PathRejection;
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
 use axum::http::{header, StatusCode};
 use serde::de::DeserializeOwned;
 
@@ -74,6 +77,49 @@ where
         }
         let value = SCRATCH.with(|scratch| parse_json::<T>(&raw, &mut scratch.borrow_mut()))?;
         Ok(JsonBody { value, raw })
+    }
+}
+
+/// Path parameters, as axum's `Path`, whose rejections (a parameter that is not UTF-8 once
+/// percent-decoded, or not of the expected type) are JSON errors naming the parameter.
+pub struct Path<T>(pub T);
+
+impl<S, T> FromRequestParts<S> for Path<T>
+where
+    S: Send + Sync,
+    T: DeserializeOwned + Send,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        match axum::extract::Path::<T>::from_request_parts(parts, state).await {
+            Ok(axum::extract::Path(value)) => Ok(Path(value)),
+            Err(rejection) => Err(path_error(rejection)),
+        }
+    }
+}
+
+fn path_error(rejection: PathRejection) -> ApiError {
+    use axum::extract::path::ErrorKind;
+    let invalid = |field: &str, problem: &str| {
+        ApiError::field(
+            StatusCode::BAD_REQUEST,
+            "invalid path parameter",
+            field,
+            problem,
+        )
+    };
+    match rejection {
+        PathRejection::FailedToDeserializePathParams(error) => match error.into_kind() {
+            ErrorKind::InvalidUtf8InPathParam { key } => {
+                invalid(&key, "is not valid UTF-8 once percent-decoded")
+            }
+            ErrorKind::ParseErrorAtKey {
+                key, expected_type, ..
+            } => invalid(&key, &format!("must be a {expected_type}")),
+            other => invalid("path", &other.to_string().to_lowercase()),
+        },
+        other => ApiError::internal(other.body_text()),
     }
 }
 

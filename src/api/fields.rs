@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use chrono::{NaiveDate, TimeZone, Utc};
 
 use super::error::ApiError;
-use crate::model::{trim_text, FieldError};
+use crate::model::{is_invisible_char, trim_text, FieldError, TextProblem};
 
 /// Longest free text accepted in one field (titles, names, comments are shorter by caller's
 /// choice; descriptions and comments may be long).
@@ -58,12 +58,26 @@ impl Problems {
         self.at_most(field, raw, max)
     }
 
+    /// At most `max` characters as sent; no control character but tab and line breaks (text may
+    /// run over lines; NUL and escapes may not); at least one visible character.
     fn at_most(&mut self, field: &str, raw: &str, max: usize) -> Option<String> {
         if raw.chars().count() > max {
             self.push(field, format!("must be at most {max} characters"));
             return None;
         }
-        Some(trim_text(raw).to_owned())
+        let text = trim_text(raw);
+        if text
+            .chars()
+            .any(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
+        {
+            self.push(field, TextProblem::Control.to_string());
+            return None;
+        }
+        if text.chars().all(is_invisible_char) {
+            self.push(field, TextProblem::Invisible.to_string());
+            return None;
+        }
+        Some(text.to_owned())
     }
 
     /// A calendar date `YYYY-MM-DD` between 1900-01-01 and today.

@@ -2,7 +2,8 @@
 //! engine's list snapshot is swapped and the caller is answered, so rules see it from the next
 //! event on and it survives restarts.
 
-use axum::extract::{Path, State};
+use crate::api::extract::Path;
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 use axum::Extension;
@@ -14,7 +15,7 @@ use super::extract::JsonBody;
 use super::openapi::{BlacklistEntries, MessageBody};
 use super::AppState;
 use crate::engine::{ListKind, Snapshot};
-use crate::model::{trim_text, FieldError};
+use crate::model::{identifier, trim_text, FieldError, TextProblem};
 use crate::sources::http::message;
 use crate::store::DeviceRecord;
 
@@ -58,23 +59,21 @@ const DEVICE: ListTexts = ListTexts {
 
 const MAX_VALUE_LEN: usize = 256;
 
-/// A value as lists keep it: at most [`MAX_VALUE_LEN`] characters as sent, trimmed, not blank.
-fn listed_value(value: &str) -> Option<&str> {
-    if value.chars().count() > MAX_VALUE_LEN {
-        return None;
-    }
-    Some(trim_text(value)).filter(|text| !text.is_empty())
+/// A value as lists keep it: at most [`MAX_VALUE_LEN`] characters as sent, trimmed, with no
+/// control character and at least one visible one ([`identifier`]).
+fn listed_value(value: Option<&str>) -> Result<&str, TextProblem> {
+    identifier(value.unwrap_or(""), MAX_VALUE_LEN)
 }
 
 fn required_text(body: &serde_json::Value, field: &str) -> Result<String, ApiError> {
     let problem = match body.get(field) {
-        None | Some(serde_json::Value::Null) => "is required",
-        Some(serde_json::Value::String(s)) if trim_text(s).is_empty() => "must not be empty",
-        Some(serde_json::Value::String(s)) if s.chars().count() > MAX_VALUE_LEN => {
-            "must be at most 256 characters"
-        }
-        Some(serde_json::Value::String(s)) => return Ok(trim_text(s).to_owned()),
-        Some(_) => "must be a string",
+        None | Some(serde_json::Value::Null) => "is required".to_owned(),
+        Some(serde_json::Value::String(s)) => match listed_value(Some(s)) {
+            Ok(value) => return Ok(value.to_owned()),
+            Err(TextProblem::Missing) => "must not be empty".to_owned(),
+            Err(problem) => problem.to_string(),
+        },
+        Some(_) => "must be a string".to_owned(),
     };
     Err(ApiError::invalid(vec![FieldError::new(field, problem)]))
 }
@@ -86,7 +85,7 @@ async fn add(
     value: &str,
 ) -> Result<Response, ApiError> {
     app.store
-        .add_list_entry(tenant.id, texts.kind, value, &tenant.api_key)
+        .add_list_entry(tenant.id, texts.kind, value, &tenant.key_id)
         .await?;
     if let Some(control) = &app.control {
         control.list_changed();
@@ -107,7 +106,7 @@ async fn remove(
 ) -> Result<Response, ApiError> {
     let removed = app
         .store
-        .remove_list_entry(tenant.id, texts.kind, value, &tenant.api_key)
+        .remove_list_entry(tenant.id, texts.kind, value, &tenant.key_id)
         .await?;
     if !removed {
         return Err(ApiError::field(
@@ -387,7 +386,7 @@ pub struct DeviceFields {
         (status = 422, description = "`customerId`, `device` or `device.deviceId` is missing, empty or over 256 characters, or a field has the wrong type.",
             body = ErrorBody,
             example = json!({"message": "request validation failed", "errors": [
-                {"field": "device.deviceId", "problem": "is required (at most 256 characters)"}]})),
+                {"field": "device.deviceId", "problem": "is required"}]})),
         crate::api::openapi::AuthErrors,
         (status = 503, description = "The store or the engine is unavailable; retry later.", body = ErrorBody,
             example = json!({"message": "storage is unavailable, retry later", "errors": []})),
@@ -399,26 +398,25 @@ pub async fn save_device(
     body: JsonBody<DeviceBody>,
 ) -> Result<Response, ApiError> {
     let mut errors = Vec::new();
-    let customer_id = body.value.customer_id.as_deref().and_then(listed_value);
-    if customer_id.is_none() {
-        errors.push(FieldError::new(
-            "customerId",
-            "is required (at most 256 characters)",
-        ));
-    }
+    let customer_id = match listed_value(body.value.customer_id.as_deref()) {
+        Ok(id) => Some(id),
+        Err(problem) => {
+            errors.push(FieldError::new("customerId", problem.to_string()));
+            None
+        }
+    };
     let device = body.value.device.as_ref();
     if device.is_none() {
         errors.push(FieldError::new("device", "is required"));
     }
-    let device_id = device
-        .and_then(|d| d.device_id.as_deref())
-        .and_then(listed_value);
-    if device.is_some() && device_id.is_none() {
-        errors.push(FieldError::new(
-            "device.deviceId",
-            "is required (at most 256 characters)",
-        ));
-    }
+    let device_id = match device.map(|d| listed_value(d.device_id.as_deref())) {
+        Some(Ok(id)) => Some(id),
+        Some(Err(problem)) => {
+            errors.push(FieldError::new("device.deviceId", problem.to_string()));
+            None
+        }
+        None => None,
+    };
     let (Some(customer_id), Some(device), Some(device_id)) = (customer_id, device, device_id)
     else {
         return Err(ApiError::invalid(errors));

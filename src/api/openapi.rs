@@ -43,8 +43,10 @@ problem listed by field path; 503 a store or engine that is unavailable (retry l
 same reference for transactions).
 
 The EDD endpoints (`/api/v1/edd/…`) take the single `Authorization` header of spec §5, \
-carrying `<apiKey>:<apiSecret>` (bare, after `Bearer`, or as HTTP Basic credentials), or the \
-`apiKey`/`apiSecret` pair; their bodies, errors included, carry `success` as §2.9 does.
+carrying the API key (bare or after `Bearer`) or `<apiKey>:<apiSecret>` (bare, after `Bearer`, \
+or as HTTP Basic credentials), or the `apiKey`/`apiSecret` pair; their bodies, errors included, \
+carry `success` as §2.9 does. Keys and secrets are stored only as digests; records name a key \
+by its id, its first 11 characters, which is not a credential.
 
 **Compliance workflows.** Cases (§2.5, §4.2) open automatically for every decision that is not \
 approved, and analysts work them through the case-management endpoints; CDD customers (§2.6, \
@@ -176,9 +178,9 @@ impl Modify for SecuritySchemes {
             AUTHORIZATION_SCHEME,
             SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
                 "Authorization",
-                "The EDD endpoints' single header (spec §5): `<apiKey>:<apiSecret>`, bare or \
-                 after `Bearer`, or HTTP Basic credentials (`Basic base64(apiKey:apiSecret)`). \
-                 The key alone is refused: it is not a secret.",
+                "The EDD endpoints' single header (spec §5): the API key (`vk_…`), bare or after \
+                 `Bearer`, as the spec has it; or `<apiKey>:<apiSecret>`, bare, after `Bearer`, \
+                 or as HTTP Basic credentials (`Basic base64(apiKey:apiSecret)`).",
             ))),
         );
     }
@@ -242,7 +244,7 @@ pub enum EddAuthErrors {
     #[response(
         status = 401,
         example = json!({"success": false, "message": "missing or invalid Authorization header",
-            "errors": [{"field": "Authorization", "problem": "expected <apiKey>:<apiSecret> (bare, after Bearer, or as Basic credentials)"}]})
+            "errors": [{"field": "Authorization", "problem": "expected <apiKey> or <apiKey>:<apiSecret> (bare, after Bearer, or as Basic credentials)"}]})
     )]
     Unauthorized(ErrorBody<'static>),
     /// An unexpected failure inside Vigil; the body stays generic.

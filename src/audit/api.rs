@@ -1,7 +1,8 @@
 //! `GET /api/v1/audit/{entityType}/{entityId}`: one record's audit trail, for the caller's
 //! business only (a record of another business is 404, as if it did not exist).
 
-use axum::extract::{Path, State};
+use crate::api::extract::Path;
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};

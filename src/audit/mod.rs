@@ -48,7 +48,7 @@ impl EntityType {
     pub const NAMES: &'static str = "case, cdd-customer, edd-request, analyst";
 }
 
-/// Who made a change: the API key that called, and the analyst named in the request, if any.
+/// Who made a change: the id of the API key that called, and the analyst named in the request, if any.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Actor {
     pub api_key: String,
@@ -86,7 +86,7 @@ pub struct AuditEntry {
     /// What happened: `created`, `status-updated`, `assigned`, `alert-added`, `rated`, …
     #[schema(example = "status-updated")]
     pub action: String,
-    /// The API key that made the change (`system` for Vigil's own changes).
+    /// The id of the API key that made the change (its first characters, never the key; `system` for Vigil's own changes).
     pub actor_key: String,
     /// The analyst named in the request (`userId`), if any.
     pub actor_user: Option<String>,

@@ -3,7 +3,8 @@
 //! (every problem named by field, 422), call [`super::store`], and answer
 //! `{message, data}` with the case record of §2.5.
 
-use axum::extract::{Path, RawQuery, State};
+use crate::api::extract::Path;
+use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
@@ -63,7 +64,7 @@ fn fetched(message: &str, case: CaseRecord) -> Response {
 /// The acting analyst of a request.
 fn actor(tenant: &Tenant, problems: &mut Problems, user_id: Option<&str>) -> Actor {
     let user = problems.required("userId", user_id, MAX_SHORT);
-    Actor::key(&tenant.api_key, Some(user.as_deref().unwrap_or("")))
+    Actor::key(&tenant.key_id, Some(user.as_deref().unwrap_or("")))
 }
 
 /// `GET /case-management/case/{id}` and `GET /api/v1/case-management/case/{id}` (spec §4.2).
@@ -803,7 +804,7 @@ pub async fn create_analyst(
         &first.unwrap_or_default(),
         &last.unwrap_or_default(),
         email.as_deref(),
-        &Actor::key(&tenant.api_key, None),
+        &Actor::key(&tenant.key_id, None),
     )
     .await?;
     Ok((
@@ -878,7 +879,7 @@ pub async fn update_analyst(
         tenant.id,
         id.trim(),
         active,
-        &Actor::key(&tenant.api_key, None),
+        &Actor::key(&tenant.key_id, None),
     )
     .await?
     .ok_or_else(|| {

@@ -1,7 +1,8 @@
 //! The CDD customer endpoints (spec §4.4): `POST /cdd/customers`, `GET /cdd/customers/{uniqueId}`
 //! and Vigil's `PATCH /cdd/customers/{uniqueId}` (change fields, re-rate, decide the review).
 
-use axum::extract::{Path, State};
+use crate::api::extract::Path;
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
@@ -123,7 +124,7 @@ pub async fn create(
 ) -> Result<Response, ApiError> {
     let input = body.value.validate().map_err(ApiError::invalid)?;
     let (screening, rating) = screen_and_rate(&app, tenant.id, &input).await?;
-    let actor = Actor::key(&tenant.api_key, None);
+    let actor = Actor::key(&tenant.key_id, None);
     let customer = store::create(
         app.store.pool(),
         tenant.id,
@@ -317,10 +318,10 @@ pub async fn update(
                 status,
                 cdd_status,
             },
-            &Actor::key(&tenant.api_key, user_id.as_deref()),
+            &Actor::key(&tenant.key_id, user_id.as_deref()),
         )
         .await?;
-    let actor = Actor::key(&tenant.api_key, user_id.as_deref());
+    let actor = Actor::key(&tenant.key_id, user_id.as_deref());
     let customer = verify_identity(&app, tenant.id, &actor, customer).await?;
     Ok(
         Json(json!({"message": "Cdd customer updated successfully", "data": customer.view()}))

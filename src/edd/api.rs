@@ -3,8 +3,9 @@
 //! answer carries `success` like §2.9: the error bodies get `"success": false` from
 //! [`success_flag`].
 
+use crate::api::extract::Path;
 use axum::body::Body;
-use axum::extract::{Path, RawQuery, Request, State};
+use axum::extract::{RawQuery, Request, State};
 use axum::http::{header, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -160,7 +161,8 @@ pub struct EddRequestBody {
         address); optional: middleName, bvnNumber, ninNumber, phone, nationality, email. An \
         unknown pipelineSlug is a 422 naming the known ones. Answers spec §2.9 with status \
         `pending`. Authentication: the single `Authorization` header (spec part 5) carrying \
-        `<apiKey>:<apiSecret>`, bare or after `Bearer`, or as HTTP Basic credentials.",
+        the API key, or `<apiKey>:<apiSecret>`, bare or after `Bearer`, or as HTTP Basic \
+        credentials.",
     request_body = EddRequestBody,
     security(("authorization" = []), ("apiKey" = [], "apiSecret" = [])),
     responses(
@@ -237,7 +239,7 @@ pub async fn create(
         pipeline,
         &unique_id,
         &subject,
-        &Actor::key(&tenant.api_key, None),
+        &Actor::key(&tenant.key_id, None),
     )
     .await?;
     Ok(Json(json!({
@@ -437,7 +439,7 @@ pub async fn act(
         step.trim(),
         action,
         note.as_deref(),
-        &Actor::key(&tenant.api_key, user_id.as_deref()),
+        &Actor::key(&tenant.key_id, user_id.as_deref()),
     )
     .await?;
     Ok(

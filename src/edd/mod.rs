@@ -121,7 +121,7 @@ pub struct HistoryEntry {
     pub request_status: String,
     pub note: Option<String>,
     pub user_id: Option<String>,
-    /// The API key that made the move.
+    /// The id of the API key that made the move (never the key).
     pub actor_key: String,
     pub at: String,
 }

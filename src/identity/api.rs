@@ -58,7 +58,7 @@ async fn person(
     let query = model::person_query(kind, &body).map_err(ApiError::invalid)?;
     let found = app
         .identity
-        .lookup(tenant.id, &tenant.api_key, "api", &query)
+        .lookup(tenant.id, &tenant.key_id, "api", &query)
         .await?;
     let message = format!("{} lookup successful", kind.label());
     Ok(Json(json!({"message": message, "data": found.data})).into_response())
@@ -219,7 +219,7 @@ pub async fn cac(
     let query = model::company_query(&body.value).map_err(ApiError::invalid)?;
     let found = app
         .identity
-        .lookup(tenant.id, &tenant.api_key, "api", &query)
+        .lookup(tenant.id, &tenant.key_id, "api", &query)
         .await?;
     let LookupQuery::Company { company_name, .. } = &query else {
         return Err(ApiError::internal("a company query became a person query"));

@@ -98,7 +98,7 @@ pub struct LookupAudit {
     pub cached: bool,
     /// `api` for the lookup endpoints, `cdd-verification` for a CDD check.
     pub purpose: String,
-    /// The API key that asked.
+    /// The id of the API key that asked (its first characters; never the key).
     pub actor_key: String,
     /// RFC 3339.
     pub at: String,
@@ -115,12 +115,18 @@ pub struct IdentityService {
 }
 
 impl IdentityService {
-    pub fn new(pool: sqlx::AnyPool, config: IdentityConfig) -> Result<IdentityService, String> {
+    /// `upstream_policy`: the outbound address policy of the upstream provider's URL.
+    pub fn new(
+        pool: sqlx::AnyPool,
+        config: IdentityConfig,
+        upstream_policy: crate::outbound::AddressPolicy,
+    ) -> Result<IdentityService, String> {
         let provider = match config.provider {
             ProviderKind::Local => Provider::Local(LocalRegistry::new(pool.clone())),
-            ProviderKind::Upstream => {
-                Provider::Upstream(Box::new(UpstreamProvider::new(config.upstream.clone())?))
-            }
+            ProviderKind::Upstream => Provider::Upstream(Box::new(UpstreamProvider::new(
+                config.upstream.clone(),
+                upstream_policy,
+            )?)),
         };
         let entries = NonZeroUsize::new(config.cache_entries).unwrap_or(NonZeroUsize::MIN);
         Ok(IdentityService {

@@ -4,6 +4,10 @@
 //! keeps failing (open after `breaker_failures` failed lookups in a row, one trial lookup after
 //! `breaker_reset_secs`). Answers are normalised into §2.7 ([`super::model::normalize`]); a 404
 //! is "not found", never a failure.
+//!
+//! Calls go through Vigil's one outbound client ([`crate::outbound`]): the base URL's addresses are
+//! checked against the address policy (`outbound.allow_private_upstreams` for private ranges) at
+//! every connection, no proxy, no redirects, and an answer is read up to [`MAX_ANSWER_BYTES`].
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -12,6 +16,10 @@ use serde_json::Value;
 
 use super::config::UpstreamConfig;
 use super::model::{normalize, LookupQuery};
+use crate::outbound::{self, AddressPolicy, ClientOptions, OutboundClient, OutboundError};
+
+/// Most bytes of one provider answer (one identity record is a few kilobytes).
+pub const MAX_ANSWER_BYTES: usize = 1024 * 1024;
 
 /// What an upstream lookup came to.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,17 +37,17 @@ struct Breaker {
 #[derive(Debug)]
 pub struct UpstreamProvider {
     config: UpstreamConfig,
-    client: reqwest::Client,
+    client: OutboundClient,
     breaker: Mutex<Breaker>,
 }
 
 impl UpstreamProvider {
-    pub fn new(config: UpstreamConfig) -> Result<Self, String> {
-        let client = reqwest::Client::builder()
-            .timeout(Duration::from_millis(config.timeout_ms))
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .map_err(|e| format!("cannot build the upstream client: {e}"))?;
+    pub fn new(config: UpstreamConfig, policy: AddressPolicy) -> Result<Self, String> {
+        let client = OutboundClient::new(
+            policy,
+            ClientOptions::new(Duration::from_millis(config.timeout_ms), "vigil-identity/1"),
+        )
+        .map_err(|e| format!("cannot build the upstream client: {e}"))?;
         Ok(UpstreamProvider {
             config,
             client,
@@ -124,9 +132,21 @@ impl UpstreamProvider {
     }
 
     async fn attempt(&self, query: &LookupQuery) -> Result<UpstreamAnswer, (bool, String)> {
+        let endpoint = outbound::policy::parse_url(&self.endpoint(query))
+            .map_err(|e| (false, format!("identity.upstream.base_url {e}")))?;
+        let refused = |error: OutboundError| {
+            let retryable = error.is_retryable();
+            match error {
+                OutboundError::Refused(refused) => {
+                    (retryable, format!("identity.upstream.base_url {refused}"))
+                }
+                other => (retryable, format!("identity provider unreachable: {other}")),
+            }
+        };
         let mut request = self
             .client
-            .post(self.endpoint(query))
+            .request(reqwest::Method::POST, &endpoint)
+            .map_err(refused)?
             .json(&Self::body(query));
         let c = &self.config;
         if !c.api_key_header.is_empty() && !c.api_key.is_empty() {
@@ -135,10 +155,7 @@ impl UpstreamProvider {
         if !c.api_secret_header.is_empty() && !c.api_secret.is_empty() {
             request = request.header(&c.api_secret_header, &c.api_secret);
         }
-        let response = request
-            .send()
-            .await
-            .map_err(|e| (true, format!("identity provider unreachable: {e}")))?;
+        let response = self.client.send(request).await.map_err(refused)?;
         let status = response.status();
         if status == reqwest::StatusCode::NOT_FOUND {
             return Ok(UpstreamAnswer::NotFound);
@@ -152,9 +169,10 @@ impl UpstreamProvider {
                 format!("identity provider refused the lookup: {status}"),
             ));
         }
-        let body: Value = response
-            .json()
+        let bytes = outbound::read_limited(response, MAX_ANSWER_BYTES)
             .await
+            .map_err(|e| (e.is_retryable(), format!("identity provider answer: {e}")))?;
+        let body: Value = serde_json::from_slice(&bytes)
             .map_err(|e| (true, format!("identity provider answer is not JSON: {e}")))?;
         let data = normalize(query.kind(), &body).ok_or((
             false,

@@ -35,6 +35,66 @@ pub fn trim_text(text: &str) -> &str {
     text.trim_matches(is_blank_char)
 }
 
+/// Characters that show nothing: whitespace, control characters (Unicode's Cc), format
+/// characters (Cf: zero-width spaces and joiners, bidirectional controls, the byte-order mark,
+/// soft hyphen, tags) and the other default-ignorable code points (variation selectors, the
+/// combining grapheme joiner, Hangul fillers, Mongolian free variation selectors).
+pub fn is_invisible_char(c: char) -> bool {
+    use unicode_general_category::{get_general_category, GeneralCategory};
+    if c.is_whitespace() || c.is_control() {
+        return true;
+    }
+    if get_general_category(c) == GeneralCategory::Format {
+        return true;
+    }
+    matches!(c,
+        '\u{034F}' | '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}' | '\u{180B}'..='\u{180F}'
+        | '\u{3164}' | '\u{FE00}'..='\u{FE0F}' | '\u{FFA0}' | '\u{E0100}'..='\u{E01EF}')
+}
+
+/// Why a text is refused as an identifier or a name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextProblem {
+    /// Absent, empty or only blank characters.
+    Missing,
+    /// More than the limit, counted in characters as sent.
+    TooLong(usize),
+    /// Holds a control character (NUL, escape, line breaks, …).
+    Control,
+    /// Holds only characters that show nothing (zero-width, bidirectional controls, …).
+    Invisible,
+}
+
+impl std::fmt::Display for TextProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TextProblem::Missing => f.write_str("is required"),
+            TextProblem::TooLong(max) => write!(f, "must be at most {max} characters"),
+            TextProblem::Control => f.write_str("must not contain control characters"),
+            TextProblem::Invisible => f.write_str("must contain a visible character"),
+        }
+    }
+}
+
+/// An identifier or name as sent: at most `max` characters (as sent), no control character,
+/// at least one visible one; answered trimmed of [`is_blank_char`]s.
+pub fn identifier(raw: &str, max: usize) -> Result<&str, TextProblem> {
+    let text = trim_text(raw);
+    if text.is_empty() {
+        return Err(TextProblem::Missing);
+    }
+    if raw.chars().count() > max {
+        return Err(TextProblem::TooLong(max));
+    }
+    if text.chars().any(char::is_control) {
+        return Err(TextProblem::Control);
+    }
+    if text.chars().all(is_invisible_char) {
+        return Err(TextProblem::Invisible);
+    }
+    Ok(text)
+}
+
 /// One problem with one field of a request, as reported in a 4xx body.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct FieldError {
@@ -147,19 +207,30 @@ pub fn parse_json<T: DeserializeOwned + 'static>(
     // Fast path without path tracking; only a failing body is parsed again to name the field.
     let fast = PARSE_BUFFERS.with(|buffers| match buffers.try_borrow_mut() {
         Ok(mut buffers) => simd_json::to_tape_with_buffers(scratch, &mut buffers)
+            .ok()
             .and_then(|tape| from_tape::<T>(tape)),
         // Re-entered on this thread (not expected): parse with fresh buffers.
-        Err(_) => simd_json::to_tape(scratch).and_then(|tape| from_tape::<T>(tape)),
+        Err(_) => simd_json::to_tape(scratch)
+            .ok()
+            .and_then(|tape| from_tape::<T>(tape)),
     });
-    if let Ok(value) = fast {
+    if let Some(value) = fast {
         return Ok(value);
     }
     scratch.clear();
     scratch.extend_from_slice(body);
     let mut tape = match simd_json::to_tape(scratch) {
         Ok(tape) => tape,
-        Err(error) => return Err(ParseError::Syntax(syntax_message(&error))),
+        Err(error) => {
+            return Err(match number_out_of_range(body) {
+                Some(field) => ParseError::Shape(field),
+                None => ParseError::Syntax(syntax_message(&error)),
+            })
+        }
     };
+    if let Some(field) = duplicate_key(&tape.0) {
+        return Err(ParseError::Shape(FieldError::new(field, DUPLICATE_KEY)));
+    }
     whole_numbers_as_integers(&mut tape.0);
     let mut deserializer = simd_json::Deserializer::from_tape(tape);
     match serde_path_to_error::deserialize::<_, T>(&mut deserializer) {
@@ -182,20 +253,134 @@ pub fn parse_json<T: DeserializeOwned + 'static>(
     }
 }
 
+/// The problem of a key given twice in one object: refused on every endpoint (JSON leaves it
+/// undefined, and parsers disagree on which one wins).
+pub const DUPLICATE_KEY: &str = "is given more than once (duplicate JSON key)";
+
 /// The value of a parsed tape: the payload decoder for a transaction payload (a type test, the
-/// stable stand-in for specialisation), serde for everything else and as its fallback.
-fn from_tape<T: DeserializeOwned + 'static>(mut tape: simd_json::Tape<'_>) -> simd_json::Result<T> {
+/// stable stand-in for specialisation), serde for everything else and as its fallback. `None`
+/// when serde refuses it or a key repeats: the caller parses again to name the field.
+fn from_tape<T: DeserializeOwned + 'static>(mut tape: simd_json::Tape<'_>) -> Option<T> {
     if std::any::TypeId::of::<T>() == std::any::TypeId::of::<TransactionPayload>() {
-        if let Some(payload) = tape::decode_payload(&tape.0) {
+        if let Some((payload, saw_unknown_key)) = tape::decode_payload(&tape.0) {
+            // Known keys the decoder checked itself; unknown ones only when there were any.
+            if saw_unknown_key && duplicate_key(&tape.0).is_some() {
+                return None;
+            }
             let mut slot = Some(payload);
             let any: &mut dyn std::any::Any = &mut slot;
             if let Some(value) = any.downcast_mut::<Option<T>>().and_then(Option::take) {
-                return Ok(value);
+                return Some(value);
             }
         }
     }
+    if duplicate_key(&tape.0).is_some() {
+        return None;
+    }
     whole_numbers_as_integers(&mut tape.0);
-    tape.deserialize::<T>()
+    tape.deserialize::<T>().ok()
+}
+
+/// The path (as serde_path_to_error writes it: `a.b[2].c`) of the first key that appears twice
+/// in one object of the tape.
+fn duplicate_key(nodes: &[simd_json::Node<'_>]) -> Option<String> {
+    let mut path = Vec::new();
+    duplicate_in(nodes, 0, &mut path).err()
+}
+
+/// One step of a path: an object key or an array index.
+enum Step<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+fn path_text(path: &[Step<'_>]) -> String {
+    let mut text = String::new();
+    for step in path {
+        match step {
+            Step::Key(key) => {
+                if !text.is_empty() {
+                    text.push('.');
+                }
+                text.push_str(key);
+            }
+            Step::Index(index) => text.push_str(&format!("[{index}]")),
+        }
+    }
+    text
+}
+
+/// Walks the value at `position`; `Ok` is the position after it, `Err` a repeated key's path.
+fn duplicate_in<'a>(
+    nodes: &'a [simd_json::Node<'a>],
+    position: usize,
+    path: &mut Vec<Step<'a>>,
+) -> Result<usize, String> {
+    use simd_json::Node;
+    match nodes.get(position) {
+        Some(Node::Object { len, .. }) => {
+            let mut next = position + 1;
+            // Few keys: compare in place; many: a set (a body of 100,000 keys must not take
+            // quadratic time).
+            let mut seen: Vec<&str> = Vec::new();
+            let mut many: Option<std::collections::HashSet<&str>> = None;
+            for _ in 0..*len {
+                let Some(Node::String(key)) = nodes.get(next) else {
+                    return Ok(nodes.len());
+                };
+                let key: &'a str = key;
+                let repeated = match &mut many {
+                    Some(set) => !set.insert(key),
+                    None if seen.contains(&key) => true,
+                    None => {
+                        seen.push(key);
+                        if seen.len() > 32 {
+                            many = Some(seen.drain(..).collect());
+                        }
+                        false
+                    }
+                };
+                path.push(Step::Key(key));
+                if repeated {
+                    return Err(path_text(path));
+                }
+                next = duplicate_in(nodes, next + 1, path)?;
+                path.pop();
+            }
+            Ok(next)
+        }
+        Some(Node::Array { len, .. }) => {
+            let mut next = position + 1;
+            for index in 0..*len {
+                path.push(Step::Index(index));
+                next = duplicate_in(nodes, next, path)?;
+                path.pop();
+            }
+            Ok(next)
+        }
+        Some(_) => Ok(position + 1),
+        None => Ok(nodes.len()),
+    }
+}
+
+/// A body that is valid JSON but for a number beyond the range of a double (`1e309`): the field
+/// that holds it, found by serde_json, which names the path where simd-json gives only a byte.
+fn number_out_of_range(body: &[u8]) -> Option<FieldError> {
+    // Valid JSON apart from the range: skipping values does not compute numbers.
+    serde_json::from_slice::<serde::de::IgnoredAny>(body).ok()?;
+    let mut deserializer = serde_json::Deserializer::from_slice(body);
+    let error =
+        serde_path_to_error::deserialize::<_, serde_json::Value>(&mut deserializer).err()?;
+    if !error.inner().to_string().starts_with("number out of range") {
+        return None;
+    }
+    let path = error.path().to_string();
+    let field = if path.is_empty() || path == "." {
+        "body".to_owned()
+    } else {
+        path
+    };
+    Some(FieldError::new(field, "is a number out of range"))
 }
 
 /// JSON has one number type, and JSON Schema's `integer` is any number without a fractional
@@ -421,5 +606,155 @@ mod tests {
         let data = payload.transaction_data.expect("data");
         assert_eq!(data.account_currency.as_deref(), Some("NGN"));
         assert_eq!(data.usd_exchange_rate, Some(0.0012));
+    }
+
+    fn shape(error: ParseError) -> FieldError {
+        match error {
+            ParseError::Shape(field) => field,
+            other => panic!("expected a field error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_repeated_key_is_refused_by_its_path_whatever_the_target_type() {
+        let mut scratch = Vec::new();
+        let cases: [(&[u8], &str); 5] = [
+            (
+                br#"{"transactionData":{"reference":"r","amount":1,"amount":2}}"#,
+                "transactionData.amount",
+            ),
+            // Unknown keys too: the fast decoder skips them, the check does not.
+            (
+                br#"{"transactionData":{"reference":"r","note":1,"note":2}}"#,
+                "transactionData.note",
+            ),
+            (br#"{"extra":1,"transactionData":null,"extra":2}"#, "extra"),
+            (
+                br#"{"transactionData":{"reference":"r","list":[{"a":1},{"b":1,"b":2}]}}"#,
+                "transactionData.list[1].b",
+            ),
+            (
+                br#"{"screeningData":{"senderName":"Ada","senderName":"Obi"}}"#,
+                "screeningData.senderName",
+            ),
+        ];
+        for (body, path) in cases {
+            let error =
+                shape(parse_json::<TransactionPayload>(body, &mut scratch).expect_err("dup"));
+            assert_eq!(error.field, path, "{}", String::from_utf8_lossy(body));
+            assert_eq!(error.problem, DUPLICATE_KEY);
+            let error =
+                shape(parse_json::<serde_json::Value>(body, &mut scratch).expect_err("dup"));
+            assert_eq!(error.field, path, "as a JSON value too");
+        }
+        // The same key in two different objects is no repeat.
+        let body =
+            br#"{"transactionData":{"reference":"r"},"anonymizedUserData":{"reference":"r"}}"#;
+        assert!(parse_json::<serde_json::Value>(body, &mut scratch).is_ok());
+        assert!(parse_json::<TransactionPayload>(body, &mut scratch).is_ok());
+    }
+
+    #[test]
+    fn a_repeated_key_among_many_is_found_without_quadratic_work() {
+        let mut body = String::from("{");
+        for i in 0..5_000 {
+            body.push_str(&format!("\"k{i}\":{i},"));
+        }
+        body.push_str("\"k17\":0}");
+        let error = shape(
+            parse_json::<serde_json::Value>(body.as_bytes(), &mut Vec::new()).expect_err("dup"),
+        );
+        assert_eq!(error.field, "k17");
+    }
+
+    #[test]
+    fn a_number_beyond_a_double_names_its_field() {
+        let mut scratch = Vec::new();
+        let error = shape(
+            parse_json::<TransactionPayload>(
+                br#"{"transactionData":{"reference":"r","amount":1e309}}"#,
+                &mut scratch,
+            )
+            .expect_err("out of range"),
+        );
+        assert_eq!(error.field, "transactionData.amount");
+        assert_eq!(error.problem, "is a number out of range");
+        let error = shape(
+            parse_json::<serde_json::Value>(br#"{"pageSize":-1e400}"#, &mut scratch)
+                .expect_err("out of range"),
+        );
+        assert_eq!(error.field, "pageSize");
+        // Broken JSON stays a syntax error.
+        assert!(matches!(
+            parse_json::<serde_json::Value>(br#"{"a":1e309"#, &mut scratch),
+            Err(ParseError::Syntax(_))
+        ));
+    }
+
+    #[test]
+    fn identifiers_are_counted_in_characters_trimmed_and_must_show_something() {
+        let cyrillic: String = "Ж".repeat(256);
+        assert_eq!(identifier(&cyrillic, 256), Ok(cyrillic.as_str()));
+        let longer = "Ж".repeat(257);
+        assert_eq!(identifier(&longer, 256), Err(TextProblem::TooLong(256)));
+        assert_eq!(identifier("\u{feff}", 256), Err(TextProblem::Missing));
+        assert_eq!(identifier(" \u{85} ", 256), Err(TextProblem::Missing));
+        assert_eq!(
+            identifier("\u{202e}\u{200b}", 256),
+            Err(TextProblem::Invisible)
+        );
+        assert_eq!(
+            identifier("\u{2060}\u{fe0f}", 256),
+            Err(TextProblem::Invisible)
+        );
+        assert_eq!(identifier("ab\u{0}c", 256), Err(TextProblem::Control));
+        assert_eq!(identifier("\u{0}", 256), Err(TextProblem::Control));
+        assert_eq!(identifier(" user-1\u{feff}", 256), Ok("user-1"));
+        assert_eq!(identifier("Ада\u{200d}", 256), Ok("Ада\u{200d}"));
+    }
+
+    #[test]
+    fn reference_and_unique_id_follow_the_identifier_rules() {
+        let clock = ValidationClock {
+            now_ms: 1_767_225_600_000,
+            max_future_skew_ms: 300_000,
+        };
+        let body = |reference: &str, unique: &str| {
+            serde_json::json!({
+                "transactionData": {"reference": reference, "amount": 5},
+                "anonymizedUserData": {"uniqueId": unique}
+            })
+            .to_string()
+        };
+        let problems = |text: String| -> Vec<(String, String)> {
+            let payload: TransactionPayload =
+                parse_json(text.as_bytes(), &mut Vec::new()).expect("parses");
+            match payload.validate(clock) {
+                Ok(_) => Vec::new(),
+                Err(errors) => errors.into_iter().map(|e| (e.field, e.problem)).collect(),
+            }
+        };
+        assert!(problems(body(&"Ж".repeat(129), &"Ж".repeat(256))).is_empty());
+        assert_eq!(
+            problems(body("r", "\u{feff}")),
+            [(
+                "anonymizedUserData.uniqueId".to_owned(),
+                "is required".to_owned()
+            )]
+        );
+        assert_eq!(
+            problems(body("\u{202e}\u{200b}", "u")),
+            [(
+                "transactionData.reference".to_owned(),
+                "must contain a visible character".to_owned()
+            )]
+        );
+        assert_eq!(
+            problems(body(&"Ж".repeat(257), "u")),
+            [(
+                "transactionData.reference".to_owned(),
+                "must be at most 256 characters".to_owned()
+            )]
+        );
     }
 }

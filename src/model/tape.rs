@@ -19,11 +19,19 @@ use super::transaction::{
 };
 use super::{StringOrNumber, Text};
 
-/// Decodes a whole tape into a payload, or `None` if serde must decide.
-pub(crate) fn decode_payload(nodes: &[Node<'_>]) -> Option<TransactionPayload> {
+thread_local! {
+    /// Whether the decode in progress on this thread skipped a key it does not know (such keys
+    /// are not checked for repeats here; the caller checks the whole tape then).
+    static SAW_UNKNOWN_KEY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Decodes a whole tape into a payload, or `None` if serde must decide; with the payload,
+/// whether any key was skipped as unknown.
+pub(crate) fn decode_payload(nodes: &[Node<'_>]) -> Option<(TransactionPayload, bool)> {
+    SAW_UNKNOWN_KEY.set(false);
     let mut position = 0;
     let payload = TransactionPayload::decode_object(nodes, &mut position)?;
-    (position == nodes.len()).then_some(payload)
+    (position == nodes.len()).then(|| (payload, SAW_UNKNOWN_KEY.get()))
 }
 
 /// A field value read from the node at `position`, which then points past the value.
@@ -141,7 +149,10 @@ macro_rules! tape_struct {
                             }
                             value.$field = FromTape::from_tape(nodes, position)?;
                         })+
-                        _ => *position = skip_value(nodes, *position)?,
+                        _ => {
+                            SAW_UNKNOWN_KEY.set(true);
+                            *position = skip_value(nodes, *position)?
+                        }
                     }
                 }
                 Some(value)
@@ -299,7 +310,7 @@ mod tests {
     fn by_tape(body: &[u8]) -> Result<Option<Value>, String> {
         let mut bytes = body.to_vec();
         let tape = simd_json::to_tape(&mut bytes).map_err(|error| error.to_string())?;
-        Ok(decode_payload(&tape.0).map(|payload| serde_json::to_value(payload).expect("ok")))
+        Ok(decode_payload(&tape.0).map(|(payload, _)| serde_json::to_value(payload).expect("ok")))
     }
 
     /// Every key of every section, as serde spells them (from serializing a payload with every

@@ -507,19 +507,12 @@ impl TransactionPayload {
 }
 
 fn required_id(value: Option<&str>, field: &str, errors: &mut Vec<FieldError>) -> String {
-    match value.map(str::trim) {
-        None | Some("") => {
-            errors.push(FieldError::new(field, "is required"));
+    match super::identifier(value.unwrap_or(""), MAX_ID_LEN) {
+        Ok(id) => id.to_owned(),
+        Err(problem) => {
+            errors.push(FieldError::new(field, problem.to_string()));
             String::new()
         }
-        Some(value) if value.len() > MAX_ID_LEN => {
-            errors.push(FieldError::new(
-                field,
-                format!("must be at most {MAX_ID_LEN} characters"),
-            ));
-            String::new()
-        }
-        Some(value) => value.to_owned(),
     }
 }
 

@@ -1,7 +1,8 @@
 //! The asynchronous AML endpoints (spec 4.3 async rows, 2.8) and Vigil's additions around them:
 //! reading requests and checks back, cancelling checks, and ingesting adverse-media articles.
 
-use axum::extract::{Path, RawQuery, State};
+use crate::api::extract::Path;
+use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use axum::{Extension, Json};
 use serde::Deserialize;
@@ -18,7 +19,7 @@ use crate::api::AppState;
 use crate::media::ingest::{self, ArticleInput};
 use crate::media::MediaError;
 use crate::model::FieldError;
-use crate::webhooks::ssrf;
+use crate::outbound::policy as ssrf;
 
 /// The spec's answer to every asynchronous request.
 pub const CREATED: &str = "Request created successfully. Result will be sent to your webhook";
@@ -50,6 +51,8 @@ fn name_field(problems: &mut Problems, field: &str, value: Option<&str>) -> Stri
         );
     } else if !value.chars().any(char::is_alphanumeric) {
         problems.push(field, "must contain letters or digits");
+    } else if value.chars().any(char::is_control) {
+        problems.push(field, crate::model::TextProblem::Control.to_string());
     }
     value.to_owned()
 }

@@ -4,7 +4,8 @@
 //! /api/v1/reporting/reports`, `GET /api/v1/reporting/reports/{reportId}` and
 //! `GET /api/v1/reporting/reports/{reportId}/goaml.xml`.
 
-use axum::extract::{Path, Query, Request, State};
+use crate::api::extract::Path;
+use axum::extract::{Query, Request, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
@@ -103,14 +104,8 @@ pub async fn put_config(
             errors.push(FieldError::new("clientUrl", "is required (a string)"));
             None
         }
-        Some(raw) => match client::check_url(raw, allow_private) {
-            Ok(url) => match client::resolve(&url, allow_private).await {
-                Ok(_) => Some(raw.trim().trim_end_matches('/').to_owned()),
-                Err(problem) => {
-                    errors.push(FieldError::new("clientUrl", problem));
-                    None
-                }
-            },
+        Some(raw) => match client::check_configured(raw, allow_private).await {
+            Ok(_) => Some(raw.trim().trim_end_matches('/').to_owned()),
             Err(problem) => {
                 errors.push(FieldError::new("clientUrl", problem));
                 None
@@ -319,7 +314,7 @@ pub async fn upload(
         &code,
         "upload",
         &ids,
-        &tenant.api_key,
+        &tenant.key_id,
     )
     .await?;
     app.reporting
@@ -426,7 +421,7 @@ pub async fn from_rules(
         &code,
         "rules",
         &ids,
-        &tenant.api_key,
+        &tenant.key_id,
     )
     .await?;
     app.reporting

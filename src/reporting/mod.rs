@@ -1,7 +1,7 @@
 //! FIU reporting in goAML (spec §2.10, §4.6, §8).
 //!
 //! What it owns: each business's client endpoint configuration ([`client`]: URL, API-key or HMAC
-//! authentication, SSRF checks), reports and their items ([`store`]), the background job that
+//! authentication, the outbound address policy), reports and their items ([`store`]), the background job that
 //! fetches the records ([`ReportingService`]), and the goAML XML ([`goaml`]).
 //!
 //! Data flow: `PUT /api/v1/reporting/config` stores the client URL and auth. `POST
@@ -33,20 +33,33 @@ use std::time::Duration;
 
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 
+use crate::outbound::{AddressPolicy, ClientOptions, OutboundClient, OutboundError};
 use crate::store::{iso_time, now_ms, StoreError};
 use config::ReportingConfig;
 use goaml::{ReportHeader, ReportRecord, ReportingEntity};
 
-/// The reporting job and its shared rate limiter.
+/// The reporting job, its outbound client and its shared rate limiter.
 pub struct ReportingService {
     pool: sqlx::AnyPool,
     pub config: ReportingConfig,
     pub allow_private: bool,
+    client: OutboundClient,
     limiter: DefaultKeyedRateLimiter<i64>,
 }
 
 impl ReportingService {
-    pub fn new(pool: sqlx::AnyPool, config: ReportingConfig, allow_private: bool) -> Arc<Self> {
+    pub fn new(
+        pool: sqlx::AnyPool,
+        config: ReportingConfig,
+        allow_private: bool,
+    ) -> Result<Arc<Self>, OutboundError> {
+        let client = OutboundClient::new(
+            AddressPolicy { allow_private },
+            ClientOptions::new(
+                Duration::from_millis(config.request_timeout_ms),
+                "vigil-reporting/1",
+            ),
+        )?;
         let per_second = config.max_requests_per_second.clamp(1, 5);
         // A 10 % margin over 1/rate: network jitter between Vigil and the client must never let
         // the client see more than the limit in one second.
@@ -54,12 +67,13 @@ impl ReportingService {
         let quota = Quota::with_period(period)
             .unwrap_or_else(|| Quota::per_second(NonZeroU32::MIN))
             .allow_burst(NonZeroU32::MIN);
-        Arc::new(ReportingService {
+        Ok(Arc::new(ReportingService {
             pool,
             config,
             allow_private,
+            client,
             limiter: RateLimiter::keyed(quota),
-        })
+        }))
     }
 
     /// Starts the job for a stored report.
@@ -102,21 +116,15 @@ impl ReportingService {
         };
         store::set_status(&self.pool, report_id, "fetching", None).await?;
         let pending = store::pending_ids(&self.pool, report_id).await?;
-        let timeout = Duration::from_millis(self.config.request_timeout_ms);
         for batch in pending.chunks(self.config.batch_size.clamp(1, 100)) {
             let mut attempts = 0u32;
             let mut backoff = Duration::from_millis(self.config.retry_backoff_ms);
             let outcomes = loop {
                 attempts += 1;
                 self.limiter.until_key_ready(&business_id).await;
-                let call = client::fetch_batch(
-                    &client.client_url,
-                    &client.auth,
-                    batch,
-                    timeout,
-                    self.allow_private,
-                )
-                .await;
+                let call =
+                    client::fetch_batch(&self.client, &client.client_url, &client.auth, batch)
+                        .await;
                 match call {
                     Ok(records) => break match_records(batch, records),
                     Err(error) => {

@@ -25,6 +25,18 @@ use super::config::{ListSource, ScreeningConfig};
 use super::entity::{ListEntity, LoadedSource};
 use super::index::{IndexedList, ListInput, ScreeningIndex};
 use super::loaders::{self, LoadError, SourceBytes};
+use crate::outbound::{self, AddressPolicy, ClientOptions, OutboundClient, OutboundError};
+
+/// Most bytes of one list download.
+pub const MAX_DOWNLOAD_BYTES: usize = 1 << 30;
+
+/// The client list downloads go through: Vigil's outbound client with `policy`, 120 s a download.
+pub fn download_client(policy: AddressPolicy) -> Result<OutboundClient, OutboundError> {
+    OutboundClient::new(
+        policy,
+        ClientOptions::new(Duration::from_secs(120), "vigil-lists/1"),
+    )
+}
 use super::ListScreener;
 use crate::engine::{SharedSnapshot, Snapshot};
 use crate::metrics::Metrics;
@@ -487,10 +499,11 @@ impl ListsManager {
                     version: slot.serving.as_ref().map(|s| s.digest.clone()),
                     loaded_at: slot.serving.as_ref().map(|s| s.loaded_at.clone()),
                     last_attempt_at: slot.last_attempt_at.clone(),
+                    // Why the last download failed says more than "not downloaded yet".
                     last_error: slot
-                        .last_error
+                        .download_error
                         .clone()
-                        .or_else(|| slot.download_error.clone()),
+                        .or_else(|| slot.last_error.clone()),
                 }
             })
             .collect();
@@ -558,17 +571,17 @@ impl ListsManager {
 
     /// Downloads every list configured with a `url` now and then every
     /// `refresh_interval_secs`; a download that parses replaces the cached file, then the lists
-    /// reload.
-    pub fn spawn_downloads(self: &Arc<Self>) -> Option<tokio::task::JoinHandle<()>> {
+    /// reload. Downloads follow the outbound address `policy` (operator-given URLs).
+    pub fn spawn_downloads(
+        self: &Arc<Self>,
+        policy: AddressPolicy,
+    ) -> Option<tokio::task::JoinHandle<()>> {
         if !self.config.sources().iter().any(|s| s.url.is_some()) {
             return None;
         }
         let manager = self.clone();
         Some(tokio::spawn(async move {
-            let client = match reqwest::Client::builder()
-                .timeout(Duration::from_secs(120))
-                .build()
-            {
+            let client = match download_client(policy) {
                 Ok(client) => client,
                 Err(error) => {
                     tracing::error!(%error, "cannot build the list download client");
@@ -587,10 +600,7 @@ impl ListsManager {
     /// reload (off the async threads). A failed download leaves the previous copy serving and
     /// shows its error in the list's status, log and `vigil_screening_list_failing`. Returns
     /// the status after the round.
-    pub async fn download_round(
-        self: &Arc<Self>,
-        client: &reqwest::Client,
-    ) -> Arc<ScreeningStatus> {
+    pub async fn download_round(self: &Arc<Self>, client: &OutboundClient) -> Arc<ScreeningStatus> {
         let sources: Vec<ListSource> = self
             .config
             .sources()
@@ -636,9 +646,9 @@ impl ListsManager {
         for list in &mut status.lists {
             if let Some(slot) = slots.iter().find(|s| s.source.name == list.name) {
                 list.last_error = slot
-                    .last_error
+                    .download_error
                     .clone()
-                    .or_else(|| slot.download_error.clone());
+                    .or_else(|| slot.last_error.clone());
             }
         }
         let status = Arc::new(status);
@@ -648,20 +658,28 @@ impl ListsManager {
 
     async fn download(
         &self,
-        client: &reqwest::Client,
+        client: &OutboundClient,
         source: &ListSource,
     ) -> Result<(), ListError> {
         let Some(url) = &source.url else {
             return Ok(());
         };
-        let response = client
-            .get(url)
-            .send()
-            .await
-            .and_then(|r| r.error_for_status())
+        let url = outbound::policy::parse_url(url)
+            .map_err(|e| ListError::Download(format!("url {e}")))?;
+        let request = client
+            .request(reqwest::Method::GET, &url)
             .map_err(|e| ListError::Download(e.to_string()))?;
-        let bytes = response
-            .bytes()
+        let response = client
+            .send(request)
+            .await
+            .map_err(|e| ListError::Download(e.to_string()))?;
+        if !response.status().is_success() {
+            return Err(ListError::Download(format!(
+                "answered {}",
+                response.status()
+            )));
+        }
+        let bytes = outbound::read_limited(response, MAX_DOWNLOAD_BYTES)
             .await
             .map_err(|e| ListError::Download(e.to_string()))?;
         let format = source.format;

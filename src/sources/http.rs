@@ -8,7 +8,8 @@
 
 use std::time::Duration;
 
-use axum::extract::{Path, State};
+use crate::api::extract::Path;
+use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Extension;

@@ -93,10 +93,12 @@ pub struct Business {
     pub mode: ProcessingMode,
 }
 
-/// An API key as stored: only the digest of its secret.
+/// An API key as stored: its id (the key's first [`KEY_ID_LEN`] characters), the digest of the
+/// whole key it is found by, and the digest of its secret. Neither the key nor the secret is kept.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyRecord {
-    pub api_key: String,
+    pub key_id: String,
+    pub key_digest: String,
     pub business: Business,
     pub secret_digest: String,
     pub role: String,
@@ -112,7 +114,7 @@ pub struct ListEntry {
     pub value: String,
     /// When the entry was added, in milliseconds since the Unix epoch.
     pub created_at_ms: i64,
-    /// The API key that added it.
+    /// The id of the API key that added it (its first characters, never the key).
     pub created_by: String,
 }
 
@@ -195,6 +197,21 @@ pub fn now_ms() -> i64 {
 }
 
 /// A new record id: a UUID v7 (time-ordered), as text.
+/// How many of a key's first characters are its id (`vk_` and 8 hex digits): what lists, logs
+/// and audit records show in place of the key.
+pub const KEY_ID_LEN: usize = 11;
+
+/// A key's id: its first [`KEY_ID_LEN`] characters.
+pub fn key_id(api_key: &str) -> String {
+    api_key.chars().take(KEY_ID_LEN).collect()
+}
+
+/// The SHA-256 digest of `text`, lower-case hex (how keys and secrets are stored).
+pub fn sha256_hex(text: &str) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(text.as_bytes()))
+}
+
 pub fn new_id() -> String {
     uuid::Uuid::now_v7().to_string()
 }
@@ -268,7 +285,9 @@ impl Store {
             Backend::Sqlite => SQLITE_MIGRATIONS.run(&pool).await?,
             Backend::Postgres => POSTGRES_MIGRATIONS.run(&pool).await?,
         }
-        Ok(Store { pool, backend })
+        let store = Store { pool, backend };
+        store.secure_legacy_keys().await?;
+        Ok(store)
     }
 
     pub fn pool(&self) -> &AnyPool {
@@ -326,57 +345,97 @@ impl Store {
 
     // ---- API keys ---------------------------------------------------------------------------
 
+    /// Stores a key by its id and digest; false when the id is taken (the caller draws again).
     pub async fn insert_key(
         &self,
         business_id: i64,
         api_key: &str,
         secret_digest: &str,
         role: &str,
-    ) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO api_keys (api_key, business_id, secret_digest, role, created_at_ms) \
-             VALUES ($1, $2, $3, $4, $5)",
+    ) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "INSERT INTO api_keys (api_key, key_digest, business_id, secret_digest, role, \
+             created_at_ms) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (api_key) DO NOTHING",
         )
-        .bind(api_key)
+        .bind(key_id(api_key))
+        .bind(sha256_hex(api_key))
         .bind(business_id)
         .bind(secret_digest)
         .bind(role)
         .bind(now_ms())
         .execute(&self.pool)
         .await?;
-        Ok(())
+        Ok(done.rows_affected() == 1)
     }
 
     const KEY_COLUMNS: &'static str =
-        "SELECT k.api_key, k.secret_digest, k.role, k.created_at_ms, \
+        "SELECT k.api_key, k.key_digest, k.secret_digest, k.role, k.created_at_ms, \
          k.revoked_at_ms, b.id, b.name, b.processing_mode \
          FROM api_keys k JOIN businesses b ON b.id = k.business_id";
 
+    /// The key whose whole text is `api_key` (found by its digest).
     pub async fn find_key(&self, api_key: &str) -> Result<Option<KeyRecord>, StoreError> {
-        let sql = format!("{} WHERE k.api_key = $1", Self::KEY_COLUMNS);
+        let sql = format!("{} WHERE k.key_digest = $1", Self::KEY_COLUMNS);
         let row = sqlx::query(&sql)
-            .bind(api_key)
+            .bind(sha256_hex(api_key))
             .fetch_optional(&self.pool)
             .await?;
         row.map(key_from_row).transpose()
     }
 
     pub async fn keys(&self) -> Result<Vec<KeyRecord>, StoreError> {
-        let sql = format!("{} ORDER BY k.created_at_ms", Self::KEY_COLUMNS);
+        let sql = format!(
+            "{} WHERE k.key_digest IS NOT NULL ORDER BY k.created_at_ms",
+            Self::KEY_COLUMNS
+        );
         let rows = sqlx::query(&sql).fetch_all(&self.pool).await?;
         rows.into_iter().map(key_from_row).collect()
     }
 
-    /// Revokes a key; false if no such active key.
-    pub async fn revoke_key(&self, api_key: &str) -> Result<bool, StoreError> {
+    /// Revokes a key given whole or by its id; false if no such active key.
+    pub async fn revoke_key(&self, key_or_id: &str) -> Result<bool, StoreError> {
         let done = sqlx::query(
-            "UPDATE api_keys SET revoked_at_ms = $1 WHERE api_key = $2 AND revoked_at_ms IS NULL",
+            "UPDATE api_keys SET revoked_at_ms = $1 \
+             WHERE (api_key = $2 OR key_digest = $3) AND revoked_at_ms IS NULL",
         )
         .bind(now_ms())
-        .bind(api_key)
+        .bind(key_or_id)
+        .bind(sha256_hex(key_or_id))
         .execute(&self.pool)
         .await?;
         Ok(done.rows_affected() > 0)
+    }
+
+    /// Keys stored whole by earlier versions: each gets its digest and keeps only its id (the
+    /// migration already cut the records that named it). Runs when the store opens; idempotent.
+    async fn secure_legacy_keys(&self) -> Result<(), StoreError> {
+        let rows = sqlx::query("SELECT api_key FROM api_keys WHERE key_digest IS NULL")
+            .fetch_all(&self.pool)
+            .await?;
+        for row in rows {
+            let whole: String = row.get(0);
+            let digest = sha256_hex(&whole);
+            // The id is the key's first characters; in the unlikely case another key already
+            // has that id, one more character each time.
+            let mut length = KEY_ID_LEN;
+            loop {
+                let id: String = whole.chars().take(length).collect();
+                let done = sqlx::query(
+                    "UPDATE api_keys SET api_key = $1, key_digest = $2 WHERE api_key = $3 \
+                     AND NOT EXISTS (SELECT 1 FROM api_keys o WHERE o.api_key = $1 AND o.api_key <> $3)",
+                )
+                .bind(&id)
+                .bind(&digest)
+                .bind(&whole)
+                .execute(&self.pool)
+                .await?;
+                if done.rows_affected() == 1 || length >= whole.chars().count() {
+                    break;
+                }
+                length += 1;
+            }
+        }
+        Ok(())
     }
 
     // ---- lists ------------------------------------------------------------------------------
@@ -733,14 +792,15 @@ fn business_from(id: i64, name: String, mode: String) -> Result<Business, StoreE
 }
 
 fn key_from_row(row: sqlx::any::AnyRow) -> Result<KeyRecord, StoreError> {
-    let revoked: Option<i64> = row.get(4);
+    let revoked: Option<i64> = row.get(5);
     Ok(KeyRecord {
-        api_key: row.get(0),
-        secret_digest: row.get(1),
-        role: row.get(2),
-        created_at_ms: row.get(3),
+        key_id: row.get(0),
+        key_digest: row.get::<Option<String>, _>(1).unwrap_or_default(),
+        secret_digest: row.get(2),
+        role: row.get(3),
+        created_at_ms: row.get(4),
         revoked: revoked.is_some(),
-        business: business_from(row.get(5), row.get(6), row.get(7))?,
+        business: business_from(row.get(6), row.get(7), row.get(8))?,
     })
 }
 

@@ -1,20 +1,21 @@
 //! The webhook endpoints (Vigil additions; the spec leaves webhook configuration open):
 //! configure and read the business's webhook, list deliveries with their attempts, replay one.
 
-use axum::extract::{Path, RawQuery, State};
+use crate::api::extract::Path;
+use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use axum::{Extension, Json};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use sqlx::Row;
 
-use super::ssrf;
 use crate::api::auth::Tenant;
 use crate::api::error::{ApiError, ErrorBody};
 use crate::api::extract::JsonBody;
 use crate::api::fields::{page_params, query_params, Problems};
 use crate::api::openapi::{AuthErrors, BodyErrors, Unavailable};
 use crate::api::AppState;
+use crate::outbound::policy as ssrf;
 use crate::store::page::Cursor;
 use crate::store::{iso_time, now_ms, StoreError};
 

@@ -141,7 +141,12 @@ async fn bad_input_gets_a_clear_4xx_naming_the_field_and_never_a_500() {
         (br#"{"transactionData":{"reference":"x","amount":1}}"#.to_vec(), "application/json", 422, "anonymizedUserData"),
         (br#"{"transactionData":{"reference":"x","amount":"12"},"anonymizedUserData":{"uniqueId":"u"}}"#.to_vec(), "application/json", 422, "transactionData.amount"),
         (br#"{"transactionData":{"reference":"x","amount":-3},"anonymizedUserData":{"uniqueId":"u"}}"#.to_vec(), "application/json", 422, "transactionData.amount"),
-        (br#"{"transactionData":{"reference":"x","amount":1e400},"anonymizedUserData":{"uniqueId":"u"}}"#.to_vec(), "application/json", 0, ""),
+        (br#"{"transactionData":{"reference":"x","amount":1e400},"anonymizedUserData":{"uniqueId":"u"}}"#.to_vec(), "application/json", 422, "transactionData.amount"),
+        (br#"{"transactionData":{"reference":"x","amount":3,"amount":4},"anonymizedUserData":{"uniqueId":"u"}}"#.to_vec(), "application/json", 422, "transactionData.amount"),
+        (br#"{"transactionData":{"reference":"x","amount":3},"anonymizedUserData":{"uniqueId":"u"},"note":1,"note":2}"#.to_vec(), "application/json", 422, "note"),
+        ("{\"transactionData\":{\"reference\":\"x\",\"amount\":3},\"anonymizedUserData\":{\"uniqueId\":\"\u{feff}\"}}".as_bytes().to_vec(), "application/json", 422, "anonymizedUserData.uniqueId"),
+        (br#"{"transactionData":{"reference":"\u202e\u200b","amount":3},"anonymizedUserData":{"uniqueId":"u"}}"#.to_vec(), "application/json", 422, "transactionData.reference"),
+        (br#"{"transactionData":{"reference":"x","amount":3},"anonymizedUserData":{"uniqueId":"a\u0000b"}}"#.to_vec(), "application/json", 422, "anonymizedUserData.uniqueId"),
         (br#"{"transactionData":{"reference":"x","amount":3,"transactionDate":"tomorrow"},"anonymizedUserData":{"uniqueId":"u"}}"#.to_vec(), "application/json", 422, "transactionData.transactionDate"),
         (br#"{"transactionData":{"amount":3},"anonymizedUserData":{"uniqueId":"u"}}"#.to_vec(), "application/json", 422, "transactionData.reference"),
         (br#"{"transactionData":{"reference":"x","amount":3,"status":"yes"},"anonymizedUserData":{"uniqueId":"u"}}"#.to_vec(), "application/json", 422, "transactionData.status"),
@@ -161,6 +166,126 @@ async fn bad_input_gets_a_clear_4xx_naming_the_field_and_never_a_500() {
             assert_eq!(json["errors"][0]["field"], field, "{json}");
         }
         assert!(json["message"].is_string());
+    }
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repeated_keys_invisible_ids_and_undecodable_path_parameters_get_json_errors_everywhere() {
+    let mut h = Harness::start().await;
+    let key = h.key("acme", false).await;
+    let send = |method: reqwest::Method, path: String, body: &'static str| {
+        let mut request = h
+            .client
+            .request(method, h.url(&path))
+            .header("apiKey", &key.0)
+            .header("apiSecret", &key.1);
+        if !body.is_empty() {
+            request = request
+                .header("content-type", "application/json")
+                .body(body);
+        }
+        request.send()
+    };
+    // One rule for a key given twice, on every kind of body: typed ones and the ones read as
+    // plain JSON values (blacklist entries, the reporting configuration, identity lookups).
+    for path in [
+        format!("{TM}/instant"),
+        format!("{TM}/blacklist-user"),
+        "/api/v1/reporting/config".to_owned(),
+        "/api/v1/kyc/nin".to_owned(),
+        "/api/v1/case-management/analysts".to_owned(),
+        "/api/v1/webhooks".to_owned(),
+    ] {
+        let method = if path.ends_with("config") || path.ends_with("webhooks") {
+            reqwest::Method::PUT
+        } else {
+            reqwest::Method::POST
+        };
+        let response = send(method, path.clone(), r#"{"userId":"a","userId":"b"}"#)
+            .await
+            .expect("request");
+        let status = response.status().as_u16();
+        let body: Value = response.json().await.expect("JSON");
+        assert_eq!(status, 422, "{path}: {body}");
+        assert_eq!(body["errors"][0]["field"], "userId", "{path}: {body}");
+        assert_eq!(
+            body["errors"][0]["problem"],
+            vigil::model::DUPLICATE_KEY,
+            "{path}: {body}"
+        );
+    }
+    // Identifiers of nothing visible, or with control characters, are refused by name.
+    for (path, body, field) in [
+        (
+            format!("{TM}/blacklist-user"),
+            r#"{"userId":"\u202e\u200b"}"#,
+            "userId",
+        ),
+        (
+            format!("{TM}/blacklist-user"),
+            r#"{"userId":"\u0000"}"#,
+            "userId",
+        ),
+        (
+            format!("{TM}/blacklist-account"),
+            r#"{"accountNumber":"12\u0000"}"#,
+            "accountNumber",
+        ),
+        (
+            "/api/v1/case-management/analysts".to_owned(),
+            r#"{"firstName":"\u202e\u200b","lastName":"Obi","email":"ada@bank.ng"}"#,
+            "firstName",
+        ),
+        (
+            "/api/v1/case-management/analysts".to_owned(),
+            r#"{"firstName":"Ada","lastName":"O\u0000bi","email":"ada@bank.ng"}"#,
+            "lastName",
+        ),
+    ] {
+        let response = send(reqwest::Method::POST, path.clone(), body)
+            .await
+            .expect("request");
+        let status = response.status().as_u16();
+        let answer: Value = response.json().await.expect("JSON");
+        assert_eq!(status, 422, "{path} {body}: {answer}");
+        assert_eq!(answer["errors"][0]["field"], field, "{answer}");
+    }
+    // 256 Cyrillic characters are 512 bytes and still a valid id.
+    let cyrillic = "Ж".repeat(256);
+    let (status, body) = h
+        .post(
+            &key,
+            &format!("{TM}/blacklist-user"),
+            &json!({"userId": cyrillic}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    // A path parameter that is not UTF-8 once percent-decoded: JSON naming the parameter.
+    for (path, field) in [
+        ("/cdd/customers/%FF", "uniqueId"),
+        ("/api/v1/case-management/case/%FF", "id"),
+        ("/api/v1/webhooks/deliveries/%C3%28", "id"),
+        ("/api/v1/transaction-monitoring/%FF", "transactionId"),
+        ("/api/v1/audit/case/%FF", "entityId"),
+    ] {
+        let response = send(reqwest::Method::GET, path.to_owned(), "")
+            .await
+            .expect("request");
+        let status = response.status().as_u16();
+        let content_type = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        let body: Value = response.json().await.expect("a JSON error");
+        assert_eq!(status, 400, "{path}: {body}");
+        assert!(
+            content_type.starts_with("application/json"),
+            "{path}: {content_type}"
+        );
+        assert_eq!(body["errors"][0]["field"], field, "{path}: {body}");
     }
     h.stop().await;
 }

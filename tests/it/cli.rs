@@ -120,7 +120,13 @@ fn keys_are_created_listed_and_revoked() {
         .output()
         .expect("runs");
     let listed = String::from_utf8_lossy(&list.stdout);
-    assert!(listed.contains(api_key) && listed.contains("active"));
+    // Listed by id: the key itself is a credential, stored only as a digest.
+    let id = vigil::store::key_id(api_key);
+    assert!(
+        listed.contains(&id) && listed.contains("active"),
+        "{listed}"
+    );
+    assert!(!listed.contains(api_key), "keys are never listed whole");
     assert!(
         !listed.contains(key["apiSecret"].as_str().expect("secret")),
         "secrets are never listed"
@@ -135,4 +141,14 @@ fn keys_are_created_listed_and_revoked() {
         .output()
         .expect("runs");
     assert!(!again.status.success());
+    let by_id = vigil()
+        .args(["keys", "revoke", &id, "--data-dir", data])
+        .output()
+        .expect("runs");
+    assert!(!by_id.status.success(), "already revoked, named by its id");
+    let list = vigil()
+        .args(["keys", "list", "--data-dir", data])
+        .output()
+        .expect("runs");
+    assert!(String::from_utf8_lossy(&list.stdout).contains("revoked"));
 }

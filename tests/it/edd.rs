@@ -65,12 +65,38 @@ async fn a_request_with_the_authorization_header_answers_the_spec_record(backend
     // The apiKey/apiSecret pair of the other endpoints works too.
     let (status, _) = h.post(&key, EDD, &request("CUST-3", "pep")).await;
     assert_eq!(status, 200);
+    // Spec part 5's form: the key alone, bare or after Bearer (the key is a secret: only its
+    // digest is stored).
+    for header in [key.0.clone(), format!("Bearer {}", key.0)] {
+        let (status, body) = h
+            .send_authorized(
+                Some(&header),
+                Method::POST,
+                EDD,
+                Some(&request("CUST-5", "standard")),
+            )
+            .await;
+        assert_eq!(status, 200, "the key alone: {body}");
+    }
 
+    // Another key of the same business, revoked: refused in every form.
+    let other = h.key("acme", false).await;
+    let store = vigil::store::Store::connect(&h.database_url(), 2)
+        .await
+        .expect("store");
+    assert!(store.revoke_key(&other.0).await.expect("revoke"));
+    let mut wrong_key = key.0.clone();
+    wrong_key.pop();
+    wrong_key.push(if key.0.ends_with('0') { '1' } else { '0' });
     for header in [
         None,
-        Some(key.0.clone()),
+        Some(wrong_key.clone()),
+        Some(format!("Bearer {wrong_key}")),
+        // The key's id (what lists and audit records show) is not the key.
+        Some(vigil::store::key_id(&key.0)),
         Some(format!("{}:vs_wrong", key.0)),
         Some("Digest x".into()),
+        Some("Bearer".into()),
     ] {
         let (status, body) = h
             .send_authorized(
@@ -84,6 +110,33 @@ async fn a_request_with_the_authorization_header_answers_the_spec_record(backend
         assert_eq!(body["success"], false);
         assert_eq!(body["errors"][0]["field"], "Authorization");
     }
+    // A revoked key stops working within one refresh of the key cache, in either form.
+    let mut refused = false;
+    for _ in 0..100 {
+        let (status, _) = h
+            .send_authorized(
+                Some(&other.0),
+                Method::GET,
+                &format!("{EDD}?uniqueId=CUST-1"),
+                None,
+            )
+            .await;
+        if status == 401 {
+            refused = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(refused, "a revoked key is refused");
+    let (status, _) = h
+        .send_authorized(
+            Some(&pair(&other)),
+            Method::GET,
+            &format!("{EDD}?uniqueId=CUST-1"),
+            None,
+        )
+        .await;
+    assert_eq!(status, 401);
     // A present Authorization header is the credential: a wrong, empty or unreadable one is
     // refused even when a valid apiKey/apiSecret pair rides along.
     let wrong_pair = format!("{}:vs_wrong", key.0);

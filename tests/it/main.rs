@@ -20,6 +20,7 @@ mod identity;
 mod kafka;
 mod native_rules;
 mod openapi_contract;
+mod outbound;
 mod reporting;
 mod rules_fixtures;
 mod screening;

@@ -457,10 +457,10 @@ async fn client_urls_on_metadata_or_private_addresses_are_refused_unless_private
     let key = h.key("Acme Bank", false).await;
     let auth = json!({"type": "api-key", "header": "x-api-key", "value": "k"});
     for (url, problem) in [
-        ("http://169.254.169.254/latest/meta-data", "link-local"),
-        ("http://127.0.0.1:9000", "allow_private_callbacks"),
-        ("http://localhost:9000", "allow_private_callbacks"),
-        ("http://10.0.0.5", "allow_private_callbacks"),
+        ("http://169.254.169.254/latest/meta-data", "cloud metadata"),
+        ("http://127.0.0.1:9000", "loopback"),
+        ("http://localhost:9000", "loopback"),
+        ("http://10.0.0.5", "private"),
         ("ftp://reports.example.com", "http or https"),
     ] {
         let (status, body) = h

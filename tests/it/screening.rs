@@ -417,7 +417,10 @@ async fn a_list_downloaded_from_its_url_loads_and_a_broken_download_keeps_the_ol
             })
             .len()
     };
-    let client = reqwest::Client::new();
+    let client = vigil::screening::manager::download_client(vigil::outbound::AddressPolicy {
+        allow_private: true,
+    })
+    .expect("client");
 
     let status = manager.download_round(&client).await;
     assert!(status.ready, "{status:?}");

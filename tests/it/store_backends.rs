@@ -11,6 +11,7 @@ on_both_backends!(
     the_engine_core_store_round_trips,
     records_are_never_deleted_and_the_audit_trail_is_append_only,
     a_write_transaction_that_reads_first_is_not_refused_when_another_connection_commits_meanwhile,
+    keys_stored_whole_by_an_earlier_version_keep_working_and_their_records_show_only_the_id,
 );
 
 async fn connect(
@@ -287,4 +288,132 @@ async fn a_write_transaction_that_reads_first_is_not_refused_when_another_connec
         .await
         .expect("counts");
     assert_eq!(after, before + 2);
+}
+
+/// A database as an earlier version left it (migrations 0001-0005): a key stored whole, and
+/// records that named it. Opening it with this version gives the key its digest, keeps only its
+/// id, and cuts every record that named the key to the id.
+async fn keys_stored_whole_by_an_earlier_version_keep_working_and_their_records_show_only_the_id(
+    backend: Backend,
+) {
+    use sqlx::Row;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (url, _pg) = database_for(backend, dir.path()).await;
+    std::fs::create_dir_all(dir.path().join("data")).expect("data dir");
+    let earlier = dir.path().join("migrations");
+    std::fs::create_dir_all(&earlier).expect("dir");
+    let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(match backend {
+        Backend::Sqlite => "src/store/migrations/sqlite",
+        Backend::Postgres => "src/store/migrations/postgres",
+    });
+    for entry in std::fs::read_dir(&source).expect("migrations") {
+        let path = entry.expect("entry").path();
+        let name = path
+            .file_name()
+            .expect("name")
+            .to_string_lossy()
+            .into_owned();
+        if name.as_str() < "0006" {
+            std::fs::copy(&path, earlier.join(&name)).expect("copy");
+        }
+    }
+    sqlx::any::install_default_drivers();
+    let pool = sqlx::any::AnyPoolOptions::new()
+        .max_connections(1)
+        .connect(&url)
+        .await
+        .expect("connect");
+    sqlx::migrate::Migrator::new(earlier.as_path())
+        .await
+        .expect("earlier migrations")
+        .run(&pool)
+        .await
+        .expect("migrated to 0005");
+    let whole = "vk_0123456789abcdef0123456789abcdef";
+    let secret = "vs_secret";
+    sqlx::query("INSERT INTO businesses (name, processing_mode, created_at_ms) VALUES ('acme', 'realtime', 0)")
+        .execute(&pool)
+        .await
+        .expect("business");
+    sqlx::query(
+        "INSERT INTO api_keys (api_key, business_id, secret_digest, role, created_at_ms) \
+         VALUES ($1, (SELECT id FROM businesses WHERE name = 'acme'), $2, 'client', 0)",
+    )
+    .bind(whole)
+    .bind(vigil::store::sha256_hex(secret))
+    .execute(&pool)
+    .await
+    .expect("legacy key");
+    sqlx::query(
+        "INSERT INTO audit_log (business_id, entity_type, entity_id, action, actor_key, at_ms, changes) \
+         VALUES ((SELECT id FROM businesses WHERE name = 'acme'), 'case', 'C-1', 'create', $1, 0, '{}')",
+    )
+    .bind(whole)
+    .execute(&pool)
+    .await
+    .expect("audit row");
+    sqlx::query(
+        "INSERT INTO list_entries (business_id, kind, value, created_at_ms, created_by) \
+         VALUES ((SELECT id FROM businesses WHERE name = 'acme'), 'user', 'u-1', 0, $1)",
+    )
+    .bind(whole)
+    .execute(&pool)
+    .await
+    .expect("list entry");
+    pool.close().await;
+
+    let store = Store::connect(&url, 2).await.expect("opens and migrates");
+    let found = store
+        .find_key(whole)
+        .await
+        .expect("read")
+        .expect("found by digest");
+    assert_eq!(found.key_id, "vk_01234567");
+    assert_eq!(found.key_digest, vigil::store::sha256_hex(whole));
+    assert_eq!(found.secret_digest, vigil::store::sha256_hex(secret));
+    let listed = store.keys().await.expect("keys");
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].key_id, "vk_01234567");
+    assert!(
+        store.find_key("vk_01234567").await.expect("read").is_none(),
+        "the id is no key"
+    );
+    let stored: Vec<String> = sqlx::query("SELECT api_key FROM api_keys")
+        .fetch_all(store.pool())
+        .await
+        .expect("keys")
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    assert_eq!(stored, ["vk_01234567"], "the whole key is stored nowhere");
+    let actor: String = sqlx::query("SELECT actor_key FROM audit_log")
+        .fetch_one(store.pool())
+        .await
+        .expect("audit")
+        .get(0);
+    assert_eq!(actor, "vk_01234567");
+    let created_by: String = sqlx::query("SELECT created_by FROM list_entries")
+        .fetch_one(store.pool())
+        .await
+        .expect("list")
+        .get(0);
+    assert_eq!(created_by, "vk_01234567");
+    // The audit trail is append-only again after the one redaction.
+    assert!(sqlx::query("UPDATE audit_log SET actor_key = 'x'")
+        .execute(store.pool())
+        .await
+        .is_err());
+    // Opening again changes nothing; revoking by id works.
+    drop(store);
+    let store = Store::connect(&url, 2).await.expect("opens again");
+    assert!(store.find_key(whole).await.expect("read").is_some());
+    assert!(store.revoke_key("vk_01234567").await.expect("revoke"));
+    assert!(
+        store
+            .find_key(whole)
+            .await
+            .expect("read")
+            .expect("still stored")
+            .revoked
+    );
 }

@@ -16,6 +16,7 @@ on_both_backends!(
     nothing_is_lost_across_a_restart_mid_delivery_and_nothing_acknowledged_is_delivered_again,
     a_dead_lettered_delivery_is_replayed_through_the_api,
     webhook_config_is_masked_ssrf_checked_and_invisible_to_other_businesses,
+    one_records_deliveries_go_out_in_order_even_when_the_first_is_retried,
 );
 
 const SECRET: &str = "whsec_test_0123456789abcdef";
@@ -515,5 +516,159 @@ async fn a_webhook_that_became_refused_is_checked_again_before_every_attempt() {
     assert!(
         receiver.received().is_empty(),
         "nothing reached the refused address"
+    );
+}
+
+/// Writes deliveries of one business straight into the outbox, as a result producer does.
+async fn enqueue_raw(harness: &Harness, business: &str, records: &[(&str, &str)]) {
+    let store = vigil::store::Store::connect(&harness.database_url(), 2)
+        .await
+        .expect("store");
+    let business = store
+        .business_by_name(business)
+        .await
+        .expect("read")
+        .expect("business");
+    let mut tx = store.pool().begin().await.expect("tx");
+    for (record, body) in records {
+        vigil::webhooks::enqueue(
+            &mut tx,
+            &vigil::webhooks::NewDelivery {
+                business_id: business.id,
+                event: vigil::webhooks::event::RISK_MONITORING,
+                record_id: record,
+                url: None,
+                body,
+            },
+            vigil::store::now_ms(),
+        )
+        .await
+        .expect("enqueue");
+    }
+    tx.commit().await.expect("commit");
+}
+
+async fn one_records_deliveries_go_out_in_order_even_when_the_first_is_retried(backend: Backend) {
+    let harness = Harness::start_on_with(backend, fast).await;
+    let key = harness.key("Acme Bank", false).await;
+    let receiver = Receiver::start(SECRET).await;
+    configure(&harness, &key, &receiver.url("/hooks")).await;
+    // The first attempt fails; the record's later results must wait for it.
+    receiver.script([Reply::Status(500)]);
+    enqueue_raw(
+        &harness,
+        "Acme Bank",
+        &[
+            ("check-1", r#"{"n":1}"#),
+            ("check-1", r#"{"n":2}"#),
+            ("check-1", r#"{"n":3}"#),
+        ],
+    )
+    .await;
+    let received = receiver
+        .wait_until("three deliveries", |r| {
+            r.iter().filter(|r| r.answered == 200).count() == 3
+        })
+        .await;
+    let order: Vec<(i64, u16)> = received
+        .iter()
+        .map(|r| (r.json()["n"].as_i64().unwrap_or(0), r.answered))
+        .collect();
+    assert_eq!(order, [(1, 500), (1, 200), (2, 200), (3, 200)]);
+}
+
+/// A receiver that answers after `delay` and counts how many requests it holds at once.
+struct SlowReceiver {
+    url: String,
+    in_flight: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    most: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    answered: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+async fn slow_receiver(delay: Duration) -> SlowReceiver {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let in_flight = Arc::new(AtomicUsize::new(0));
+    let most = Arc::new(AtomicUsize::new(0));
+    let answered = Arc::new(AtomicUsize::new(0));
+    let (a, b, c) = (in_flight.clone(), most.clone(), answered.clone());
+    let app = axum::Router::new().route(
+        "/slow",
+        axum::routing::post(move || {
+            let (in_flight, most, answered) = (a.clone(), b.clone(), c.clone());
+            async move {
+                let now = in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+                most.fetch_max(now, Ordering::SeqCst);
+                tokio::time::sleep(delay).await;
+                in_flight.fetch_sub(1, Ordering::SeqCst);
+                answered.fetch_add(1, Ordering::SeqCst);
+                "ok"
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}/slow", listener.local_addr().expect("addr"));
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    SlowReceiver {
+        url,
+        in_flight,
+        most,
+        answered,
+    }
+}
+
+fn bounded(config: &mut Config) {
+    fast(config);
+    config.webhooks.timeout_ms = 5_000;
+    config.webhooks.concurrency = 6;
+    config.webhooks.per_destination = 3;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deliveries_go_out_concurrently_within_the_per_destination_bound_and_a_slow_receiver_does_not_hold_up_another(
+) {
+    use std::sync::atomic::Ordering;
+    let harness = Harness::start_on_with(Backend::Sqlite, bounded).await;
+    let slow_key = harness.key("Slow Bank", false).await;
+    let quick_key = harness.key("Quick Bank", false).await;
+    let slow = slow_receiver(Duration::from_millis(400)).await;
+    let quick = slow_receiver(Duration::from_millis(1)).await;
+    configure(&harness, &slow_key, &slow.url).await;
+    configure(&harness, &quick_key, &quick.url).await;
+    let records: Vec<String> = (0..24).map(|i| format!("slow-{i}")).collect();
+    let rows: Vec<(&str, &str)> = records.iter().map(|r| (r.as_str(), "{}")).collect();
+    enqueue_raw(&harness, "Slow Bank", &rows).await;
+    // Behind a backlog of 24 × 400 ms at the slow receiver, the quick business's deliveries go
+    // out while the slow ones are still being worked (3 at a time: 3.2 s at the least).
+    let quick_rows: Vec<String> = (0..5).map(|i| format!("quick-{i}")).collect();
+    let rows: Vec<(&str, &str)> = quick_rows.iter().map(|r| (r.as_str(), "{}")).collect();
+    enqueue_raw(&harness, "Quick Bank", &rows).await;
+    for _ in 0..3_000 {
+        if quick.answered.load(Ordering::SeqCst) == 5 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(quick.answered.load(Ordering::SeqCst), 5);
+    assert!(
+        slow.answered.load(Ordering::SeqCst) < 24,
+        "the quick business did not wait for the slow backlog"
+    );
+    for _ in 0..6_000 {
+        if slow.answered.load(Ordering::SeqCst) == 24 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(slow.answered.load(Ordering::SeqCst), 24);
+    assert_eq!(slow.in_flight.load(Ordering::SeqCst), 0);
+    let most = slow.most.load(Ordering::SeqCst);
+    assert_eq!(
+        most, 3,
+        "at most per_destination at once, and that many used"
     );
 }

@@ -1,10 +1,10 @@
-//! Server-side request forgery checks for webhook and callback URLs.
+//! The one address policy of every outbound call (server-side request forgery checks).
 //!
-//! A URL is checked when it is configured (webhook `PUT`, risk-monitoring `callbackUrl`) and again
-//! before every delivery attempt: the host is resolved and *every* address it resolves to is
-//! classified. The delivery then connects to exactly the checked addresses (reqwest's `resolve`
-//! override), so a DNS answer that changes between check and connect cannot point it elsewhere,
-//! and redirects are never followed.
+//! A URL a client or operator gave is checked when it is configured (webhook `PUT`,
+//! risk-monitoring `callbackUrl`, the FIU reporting `clientUrl`, the identity upstream and list
+//! download URLs of the config file) with [`resolve_checked`], and again at every call by
+//! [`super::OutboundClient`], whose resolver classifies *every* address a name resolves to and
+//! hands the connection exactly the checked ones.
 //!
 //! Classes: public addresses are always allowed; loopback and private ranges (RFC 1918, CGNAT
 //! 100.64.0.0/10, IPv6 unique-local and site-local) only with `allow_private_callbacks`;
@@ -74,6 +74,9 @@ fn classify_v4(ip: Ipv4Addr) -> AddressClass {
     if o[0] == 198 && (o[1] & 0xfe) == 18 {
         return Forbidden("benchmarking");
     }
+    if o[0] == 192 && o[1] == 88 && o[2] == 99 {
+        return Forbidden("6to4 relay anycast");
+    }
     if ip.is_loopback() {
         return Internal("loopback");
     }
@@ -98,15 +101,32 @@ fn classify_v6(ip: Ipv6Addr) -> AddressClass {
     if ip.is_loopback() {
         return Internal("loopback");
     }
-    // IPv4-mapped (::ffff:a.b.c.d) and IPv4-compatible (::a.b.c.d).
+    let last32 = || Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
+    // IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d) and IPv4-translated
+    // (::ffff:0:a.b.c.d, RFC 2765).
     if s[0..5] == [0, 0, 0, 0, 0] && (s[5] == 0xffff || s[5] == 0) {
-        let v4 = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
-        return classify_v4(v4);
+        return classify_v4(last32());
+    }
+    if s[0..4] == [0, 0, 0, 0] && s[4] == 0xffff && s[5] == 0 {
+        return classify_v4(last32());
     }
     // NAT64 (64:ff9b::/96) carries an IPv4 address in its last 32 bits.
     if s[0] == 0x64 && s[1] == 0xff9b && s[2..6] == [0, 0, 0, 0] {
-        let v4 = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
-        return classify_v4(v4);
+        return classify_v4(last32());
+    }
+    // Local-use NAT64 (64:ff9b:1::/48, RFC 8215) may carry one at several offsets: refused.
+    if s[0] == 0x64 && s[1] == 0xff9b && s[2] == 1 {
+        return Forbidden("local-use NAT64");
+    }
+    // Teredo (2001::/32) hides an IPv4 address (obfuscated) in its last 32 bits: refused.
+    if s[0] == 0x2001 && s[1] == 0 {
+        return Forbidden("Teredo tunnel");
+    }
+    if s[0] == 0x2001 && s[1] == 2 && s[2] == 0 {
+        return Forbidden("benchmarking");
+    }
+    if s[0] == 0x100 && s[1..4] == [0, 0, 0] {
+        return Forbidden("discard-only");
     }
     // 6to4 (2002::/16) carries one in bits 16-48.
     if s[0] == 0x2002 {
@@ -150,7 +170,8 @@ pub fn check_address(ip: IpAddr, allow_private: bool) -> Result<(), SsrfError> {
     }
 }
 
-/// Parses a callback URL and checks what can be checked without resolving it.
+/// Parses a URL and checks its form: http(s), no credentials, a host. Addresses are checked
+/// by [`check_url`] and [`resolve_checked`].
 pub fn parse_url(raw: &str) -> Result<url::Url, SsrfError> {
     let url = url::Url::parse(raw.trim()).map_err(|_| SsrfError::Invalid)?;
     if url.scheme() != "http" && url.scheme() != "https" {
@@ -174,6 +195,41 @@ pub struct CheckedUrl {
     pub addrs: Vec<SocketAddr>,
 }
 
+/// Checks a parsed URL as [`parse_url`] does, and a literal address's class.
+pub fn check_url(url: &url::Url, allow_private: bool) -> Result<(), SsrfError> {
+    if url.scheme() != "http" && url.scheme() != "https" {
+        return Err(SsrfError::Scheme);
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(SsrfError::Credentials);
+    }
+    match url.host() {
+        None => Err(SsrfError::NoHost),
+        Some(url::Host::Ipv4(ip)) => check_address(ip.into(), allow_private),
+        Some(url::Host::Ipv6(ip)) => check_address(ip.into(), allow_private),
+        Some(url::Host::Domain(_)) => Ok(()),
+    }
+}
+
+/// Resolves a host name and checks every address it resolves to; answers them all.
+pub async fn resolve_host(
+    name: &str,
+    port: u16,
+    allow_private: bool,
+) -> Result<Vec<SocketAddr>, SsrfError> {
+    let addrs: Vec<SocketAddr> = tokio::net::lookup_host((name, port))
+        .await
+        .map_err(|_| SsrfError::Unresolved(name.to_owned()))?
+        .collect();
+    if addrs.is_empty() {
+        return Err(SsrfError::Unresolved(name.to_owned()));
+    }
+    for addr in &addrs {
+        check_address(addr.ip(), allow_private)?;
+    }
+    Ok(addrs)
+}
+
 /// Resolves `raw`'s host and checks every address it resolves to.
 pub async fn resolve_checked(raw: &str, allow_private: bool) -> Result<CheckedUrl, SsrfError> {
     let url = parse_url(raw)?;
@@ -182,16 +238,10 @@ pub async fn resolve_checked(raw: &str, allow_private: bool) -> Result<CheckedUr
         None => return Err(SsrfError::NoHost),
         Some(url::Host::Ipv4(ip)) => (ip.to_string(), vec![SocketAddr::new(ip.into(), port)]),
         Some(url::Host::Ipv6(ip)) => (ip.to_string(), vec![SocketAddr::new(ip.into(), port)]),
-        Some(url::Host::Domain(name)) => {
-            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((name, port))
-                .await
-                .map_err(|_| SsrfError::Unresolved(name.to_owned()))?
-                .collect();
-            if addrs.is_empty() {
-                return Err(SsrfError::Unresolved(name.to_owned()));
-            }
-            (name.to_owned(), addrs)
-        }
+        Some(url::Host::Domain(name)) => (
+            name.to_owned(),
+            resolve_host(name, port, allow_private).await?,
+        ),
     };
     for addr in &addrs {
         check_address(addr.ip(), allow_private)?;
