@@ -101,6 +101,23 @@ enum Command {
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
+        /// Leave name screening out (by default replay screens against the configured lists,
+        /// as serving does).
+        #[arg(long)]
+        no_screening: bool,
+        /// Write every decision to this file as JSON lines.
+        #[arg(long, value_name = "FILE.jsonl")]
+        out: Option<PathBuf>,
+        /// AMLSim's alert_transactions.csv(.gz): score alerts per typology (needs --labels with
+        /// a tran_id column to map its transactions onto references).
+        #[arg(long, value_name = "FILE", requires = "labels")]
+        alert_transactions: Option<PathBuf>,
+        /// AMLSim's alert_accounts.csv(.gz): an alert is also found by a flag on a member account.
+        #[arg(long, value_name = "FILE", requires = "alert_transactions")]
+        alert_accounts: Option<PathBuf>,
+        /// How the payloads write an AMLSim account id (`{}` is the id).
+        #[arg(long, default_value = "A{}")]
+        account_format: String,
     },
 }
 
@@ -594,8 +611,22 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             shards,
             limit,
             json,
+            no_screening,
+            out,
+            alert_transactions,
+            alert_accounts,
+            account_format,
         } => {
             let settings = settings(&cli.common, None)?;
+            let alerts = match (alert_transactions, &labels) {
+                (Some(transactions), Some(references)) => Some(vigil::replay::alerts::AlertFiles {
+                    transactions,
+                    accounts: alert_accounts,
+                    references: references.clone(),
+                    account_format,
+                }),
+                _ => None,
+            };
             let options = vigil::replay::ReplayOptions {
                 file,
                 labels,
@@ -604,6 +635,12 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 sandbox: settings.config.sandbox,
                 shards: shards.unwrap_or(settings.shards),
                 limit,
+                screening: (!no_screening).then(|| vigil::replay::ScreeningSetup {
+                    config: settings.config.screening.clone(),
+                    data_dir: settings.config.data_dir.clone(),
+                }),
+                out,
+                alerts,
             };
             // The replay drives shard queues with blocking sends: keep it off the async workers.
             let report = tokio::task::spawn_blocking(move || vigil::replay::run(&options))

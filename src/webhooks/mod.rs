@@ -385,7 +385,12 @@ pub fn spawn_worker(
                 }
                 _ = hooks.wake.notified() => {}
                 _ = tokio::time::sleep(poll) => {}
-                _ = stop.changed() => {}
+                changed = stop.changed() => {
+                    // A dropped sender stops the worker too.
+                    if changed.is_err() {
+                        break;
+                    }
+                }
             }
         }
         while tasks.join_next().await.is_some() {}

@@ -63,6 +63,110 @@ fn replay_reports_hits_decisions_and_label_quality() {
 }
 
 #[test]
+fn replay_screens_writes_every_decision_and_scores_alerts_per_typology() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let payloads = dir.path().join("payloads.jsonl");
+    let mut file = std::fs::File::create(&payloads).expect("file");
+    // The same twelve debits in an hour (TM-004 from the 10th on), from account A7; the last
+    // one pays a name on the bundled sanctions lists.
+    for i in 0..12 {
+        let receiver = if i == 11 { "Vladimir Putin" } else { "Ada Obi" };
+        writeln!(
+            file,
+            r#"{{"transactionData":{{"reference":"R{i}","amount":1000,"type":"debit","transactionDate":"2026-03-02T10:{i:02}:00Z","senderAccount":"A7","receiverAccount":"A{}"}},"anonymizedUserData":{{"uniqueId":"mule","dateJoined":"2020-01-01"}},"screeningData":{{"senderName":"Chidi Eze","receiverName":"{receiver}"}}}}"#,
+            100 + i
+        )
+        .expect("write");
+    }
+    drop(file);
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).expect("write");
+        path
+    };
+    let mut labels = String::from("reference,tran_id,is_sar\n");
+    for i in 0..12 {
+        labels.push_str(&format!("R{i},{},{}\n", 1000 + i, i >= 10));
+    }
+    let labels = write("labels.csv", &labels);
+    // Alert 0 (fan_out, SAR): two of the flagged debits. Alert 1 (fan_in, SAR): an approved
+    // debit, and a member account never flagged. Alert 2 (cycle, decoy): a flagged debit.
+    let alert_transactions = write(
+        "alert_transactions.csv",
+        "alert_id,alert_type,is_sar,tran_id,orig_acct,bene_acct,tx_type,base_amt,tran_timestamp\n\
+         0,fan_out,True,1010,7,110,TRANSFER,1000,2026-03-02T00:00:00Z\n\
+         0,fan_out,True,1011,7,111,TRANSFER,1000,2026-03-02T00:00:00Z\n\
+         1,fan_in,True,1001,7,101,TRANSFER,1000,2026-03-02T00:00:00Z\n\
+         2,cycle,False,1009,7,109,TRANSFER,1000,2026-03-02T00:00:00Z\n",
+    );
+    let alert_accounts = write(
+        "alert_accounts.csv",
+        "alert_id,alert_type,acct_id,acct_name,is_sar\n0,fan_out,7,7,True\n1,fan_in,55,55,True\n\
+         2,cycle,9,9,False\n",
+    );
+    let out = dir.path().join("decisions.jsonl");
+    let output = vigil()
+        .args(["replay", "--json", "--labels"])
+        .arg(&labels)
+        .arg("--alert-transactions")
+        .arg(&alert_transactions)
+        .arg("--alert-accounts")
+        .arg(&alert_accounts)
+        .arg("--out")
+        .arg(&out)
+        .arg(&payloads)
+        .output()
+        .expect("runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json report");
+    assert!(
+        report["screening"]
+            .as_str()
+            .is_some_and(|s| s.contains("entities")),
+        "replay screens as serving does: {report}"
+    );
+    let alerts = &report["alerts"];
+    assert_eq!(alerts["typologies"]["fan_out"]["found"], 1, "{alerts}");
+    assert_eq!(alerts["typologies"]["fan_out"]["recall"], 1.0);
+    // The fan-in's own debit was approved, but its window saw A7 flagged and A7 is not its
+    // member (55 is): not found.
+    assert_eq!(alerts["typologies"]["fan_in"]["found"], 0, "{alerts}");
+    assert_eq!(alerts["typologies"]["cycle"]["decoys_found"], 1);
+    assert_eq!(alerts["transactions"], 12);
+    assert_eq!(alerts["transactions_flagged"], report["flagged"]["hits"]);
+    assert_eq!(alerts["accounts_flagged"], 1, "one case account, A7");
+    assert!(
+        alerts["rules"]["TM-004"]["alerts_found"].as_u64() == Some(1),
+        "{alerts}"
+    );
+
+    let decisions: Vec<serde_json::Value> = std::fs::read_to_string(&out)
+        .expect("out file")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a JSON line"))
+        .collect();
+    assert_eq!(decisions.len(), 12);
+    let last = decisions
+        .iter()
+        .find(|d| d["reference"] == "R11")
+        .expect("R11");
+    assert_eq!(last["account"], "A7");
+    assert_eq!(last["counterpartyAccount"], "A111");
+    assert!(last["rules"].as_array().is_some_and(|r| !r.is_empty()));
+    assert_ne!(
+        last["screening"]["receiver"]["sanction"], "clear",
+        "the listed receiver is screened in replay: {last}"
+    );
+    assert!(last["screeningMatches"]
+        .as_array()
+        .is_some_and(|m| !m.is_empty()));
+}
+
+#[test]
 fn rules_test_passes_on_the_bundled_pack_and_fails_on_a_broken_fixture() {
     let output = vigil().args(["rules", "test"]).output().expect("runs");
     assert!(

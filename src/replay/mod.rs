@@ -1,8 +1,12 @@
 //! `vigil replay`: runs a file of §2.1 payloads (JSON lines, optionally gzipped) through the same
-//! engine `serve` uses — router, shards, rules — without storing anything, and reports per-rule
-//! hits, the decision mix and throughput. Given labels (CSV with a `reference` column and a
-//! boolean label column, e.g. AMLSim's `labels.csv.gz`), it also reports precision and recall per
-//! rule and for the decision (anything not approved counts as flagged).
+//! engine `serve` uses — router, shards, rules, and name screening against the configured lists
+//! (as `serve` loads them) — without storing anything, and reports per-rule hits, the decision mix
+//! and throughput. Given labels (CSV with a `reference` column and a boolean label column, e.g.
+//! AMLSim's `labels.csv.gz`), it also reports precision and recall per rule and for the decision
+//! (anything not approved counts as flagged). Given AMLSim's alert files it scores alerts
+//! ([`alerts`]): recall per typology, decoys apart, the review load, each rule's contribution.
+//! `--out` writes every decision as a JSON line (reference, accounts, action, score, the rules
+//! that hit and the screening matches).
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, BufReader, Read};
@@ -14,13 +18,18 @@ use arc_swap::ArcSwap;
 use serde::Serialize;
 use thiserror::Error;
 
+pub mod alerts;
+
 use crate::engine::router::EngineOptions;
 use crate::engine::rules::{RuleError, RuleSet, SandboxLimits};
 use crate::engine::state::StateLimits;
 use crate::engine::{DecisionSink, Engine, EvaluateJob, Intake, Outcome, ShardOutput, Snapshot};
 use crate::metrics::Metrics;
-use crate::model::{parse_json, Action, TransactionPayload, ValidationClock};
-use crate::screening::NoScreening;
+use crate::model::{parse_json, Action, Direction, TransactionPayload, ValidationClock};
+use crate::screening::config::ScreeningConfig;
+use crate::screening::manager::ListsManager;
+use crate::screening::{NoScreening, Screener};
+use alerts::{AlertFiles, AlertReport, AlertScore, Alerts, Flag};
 
 #[derive(Debug, Error)]
 pub enum ReplayError {
@@ -37,6 +46,13 @@ pub enum ReplayError {
     Threads(std::io::Error),
     #[error("the engine stopped during replay")]
     Engine,
+    #[error("screening lists: {0}")]
+    Screening(String),
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -48,6 +64,19 @@ pub struct ReplayOptions {
     pub sandbox: SandboxLimits,
     pub shards: usize,
     pub limit: Option<usize>,
+    /// Screen names as serving does, against these lists (`None`: no screening).
+    pub screening: Option<ScreeningSetup>,
+    /// Write every decision here as JSON lines.
+    pub out: Option<PathBuf>,
+    /// Score alerts (AMLSim's alert files).
+    pub alerts: Option<AlertFiles>,
+}
+
+/// The lists replay screens against: the configuration's, loaded as `serve` loads them.
+#[derive(Debug, Clone)]
+pub struct ScreeningSetup {
+    pub config: ScreeningConfig,
+    pub data_dir: PathBuf,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -70,6 +99,10 @@ pub struct ReplayReport {
     pub labelled_positive: Option<u64>,
     pub flagged: RuleStats,
     pub invalid_samples: Vec<String>,
+    /// What screening ran: the entities of the lists loaded, or `off`.
+    pub screening: String,
+    /// Alert-level scoring, when alert files were given.
+    pub alerts: Option<AlertReport>,
 }
 
 /// What the collector needs from each decision.
@@ -77,26 +110,79 @@ struct Observed {
     reference: String,
     action: Option<Action>,
     rules: Vec<String>,
+    event_time_ms: i64,
+    case_account: String,
+    counterparty_account: Option<String>,
+    /// The JSON line for `--out`, when asked for.
+    line: Option<String>,
 }
 
-struct ChannelSink(mpsc::SyncSender<Observed>);
+struct ChannelSink {
+    sender: mpsc::SyncSender<Observed>,
+    write_out: bool,
+}
+
+/// The account a case would be opened for: the customer's own account (the sender of a debit,
+/// the receiver of a credit), else the customer id.
+fn case_account(tx: &crate::model::Transaction) -> String {
+    let data = tx.data();
+    let own = match tx.direction {
+        Direction::Debit => data.sender_account.as_deref(),
+        Direction::Credit => data.receiver_account.as_deref(),
+    };
+    own.filter(|a| !a.is_empty())
+        .unwrap_or(tx.user_id.as_str())
+        .to_owned()
+}
 
 impl DecisionSink for ChannelSink {
     fn emit(&self, output: ShardOutput) {
+        let tx = &output.tx;
+        let case = case_account(tx);
+        let counterparty = tx.counterparty_account().map(str::to_owned);
         let observed = match output.outcome {
-            Outcome::Decided(decision) => Observed {
-                reference: output.tx.reference,
-                action: Some(decision.action()),
-                rules: decision.rules.iter().map(|r| r.id.clone()).collect(),
-            },
+            Outcome::Decided(decision) => {
+                let line = self.write_out.then(|| {
+                    serde_json::json!({
+                        "reference": tx.reference,
+                        "transactionDate": decision.transaction_date,
+                        "account": case,
+                        "counterpartyAccount": counterparty,
+                        "action": decision.action().as_str(),
+                        "riskScore": decision.risk_score,
+                        "rules": decision.rules,
+                        "screening": decision.screening,
+                        "screeningMatches": decision.screening_matches,
+                    })
+                    .to_string()
+                });
+                Observed {
+                    reference: tx.reference.clone(),
+                    action: Some(decision.action()),
+                    rules: decision.rules.iter().map(|r| r.id.clone()).collect(),
+                    event_time_ms: tx.event_time_ms,
+                    case_account: case,
+                    counterparty_account: counterparty,
+                    line,
+                }
+            }
             Outcome::Duplicate { .. } => Observed {
-                reference: output.tx.reference,
+                reference: tx.reference.clone(),
                 action: None,
                 rules: Vec::new(),
+                event_time_ms: tx.event_time_ms,
+                case_account: case,
+                counterparty_account: counterparty,
+                line: None,
             },
         };
-        let _ = self.0.send(observed);
+        let _ = self.sender.send(observed);
     }
+}
+
+/// A time as the alert files and payloads write it.
+fn parse_time_ms(text: &str) -> Option<i64> {
+    crate::model::transaction::parse_datetime_ms(text)
 }
 
 fn open(path: &Path) -> Result<Box<dyn BufRead + Send>, ReplayError> {
@@ -155,12 +241,45 @@ pub fn run(options: &ReplayOptions) -> Result<ReplayReport, ReplayError> {
         Some(path) => Some(load_labels(path, &options.label_column)?),
         None => None,
     };
+    let alerts = match &options.alerts {
+        Some(files) => Some(Alerts::load(files)?),
+        None => None,
+    };
     let rules = Arc::new(RuleSet::load(&options.rules_dir, options.sandbox)?);
     let metrics = Metrics::new();
+    // Screening as serving loads it: every configured list, or refuse to run (a replay that
+    // silently skipped a list would not be what serving does).
+    let (screener, screening): (Arc<dyn Screener>, String) = match &options.screening {
+        Some(setup) if setup.config.enabled => {
+            let manager = ListsManager::load_all(setup.config.clone(), &setup.data_dir)
+                .map_err(|e| ReplayError::Screening(e.to_string()))?;
+            let status = manager.status();
+            (
+                manager.current(),
+                format!(
+                    "{} lists, {} entities, {} names",
+                    status.lists.len(),
+                    status.entities,
+                    status.names
+                ),
+            )
+        }
+        _ => (Arc::new(NoScreening), "off".to_owned()),
+    };
+    let out = match &options.out {
+        Some(path) => Some((
+            path.clone(),
+            std::fs::File::create(path).map_err(|source| ReplayError::Write {
+                path: path.clone(),
+                source,
+            })?,
+        )),
+        None => None,
+    };
     let snapshot = Snapshot {
         rule_counters: None,
         lists: Default::default(),
-        screener: Arc::new(NoScreening),
+        screener,
         rules,
     };
     let snapshot = Arc::new(ArcSwap::from_pointee(snapshot));
@@ -172,12 +291,15 @@ pub fn run(options: &ReplayOptions) -> Result<ReplayReport, ReplayError> {
             limits: StateLimits::default(),
         },
         snapshot,
-        Arc::new(ChannelSink(sender)),
+        Arc::new(ChannelSink {
+            sender,
+            write_out: out.is_some(),
+        }),
         &metrics,
     )
     .map_err(ReplayError::Threads)?;
 
-    let collector = std::thread::spawn(move || collect(receiver, labels));
+    let collector = std::thread::spawn(move || collect(receiver, labels, alerts, out));
 
     let started = Instant::now();
     let mut reader = open(&options.file)?;
@@ -253,7 +375,8 @@ pub fn run(options: &ReplayOptions) -> Result<ReplayReport, ReplayError> {
     }
     engine.barrier_blocking().map_err(|_| ReplayError::Engine)?;
     engine.shutdown();
-    let mut report = collector.join().map_err(|_| ReplayError::Engine)?;
+    let mut report = collector.join().map_err(|_| ReplayError::Engine)??;
+    report.screening = screening;
     let elapsed = started.elapsed().max(Duration::from_nanos(1));
     report.invalid = invalid;
     report.invalid_samples = invalid_samples;
@@ -265,15 +388,31 @@ pub fn run(options: &ReplayOptions) -> Result<ReplayReport, ReplayError> {
 fn collect(
     receiver: mpsc::Receiver<Observed>,
     labels: Option<HashMap<String, bool>>,
-) -> ReplayReport {
+    alerts: Option<Alerts>,
+    out: Option<(PathBuf, std::fs::File)>,
+) -> Result<ReplayReport, ReplayError> {
+    use std::io::Write;
     let mut report = ReplayReport::default();
     let mut true_positives: HashMap<String, u64> = HashMap::new();
     let mut flagged_true = 0u64;
+    let mut scoring = alerts.as_ref().map(AlertScore::new);
+    let (out_path, mut writer) = match out {
+        Some((path, file)) => (Some(path), Some(std::io::BufWriter::new(file))),
+        None => (None, None),
+    };
+    let write_error = |source| ReplayError::Write {
+        path: out_path.clone().unwrap_or_default(),
+        source,
+    };
     for observed in receiver {
         let Some(action) = observed.action else {
             report.duplicates += 1;
             continue;
         };
+        if let (Some(writer), Some(line)) = (writer.as_mut(), &observed.line) {
+            writer.write_all(line.as_bytes()).map_err(write_error)?;
+            writer.write_all(b"\n").map_err(write_error)?;
+        }
         report.events += 1;
         *report
             .actions
@@ -283,6 +422,16 @@ fn collect(
             .as_ref()
             .and_then(|l| l.get(&observed.reference).copied())
             .unwrap_or(false);
+        if let Some(scoring) = scoring.as_mut() {
+            scoring.observe(&Flag {
+                reference: &observed.reference,
+                event_time_ms: observed.event_time_ms,
+                case_account: &observed.case_account,
+                counterparty_account: observed.counterparty_account.as_deref(),
+                flagged: action != Action::Approved,
+                rules: &observed.rules,
+            });
+        }
         for rule in observed.rules {
             if positive {
                 *true_positives.entry(rule.clone()).or_default() += 1;
@@ -296,6 +445,9 @@ fn collect(
             }
         }
     }
+    if let Some(mut writer) = writer {
+        writer.flush().map_err(write_error)?;
+    }
     if let Some(labels) = labels {
         let positives = labels.values().filter(|v| **v).count() as u64;
         report.labelled_positive = Some(positives);
@@ -308,7 +460,8 @@ fn collect(
         report.flagged.precision = ratio(flagged_true, report.flagged.hits);
         report.flagged.recall = ratio(flagged_true, positives);
     }
-    report
+    report.alerts = scoring.map(AlertScore::report);
+    Ok(report)
 }
 
 impl ReplayReport {
@@ -323,6 +476,7 @@ impl ReplayReport {
             "events {}  invalid {}  duplicates {}  elapsed {:.2}s  {:.0} events/s\n",
             self.events, self.invalid, self.duplicates, self.seconds, self.events_per_second
         ));
+        out.push_str(&format!("screening: {}\n", self.screening));
         out.push_str("decisions:");
         for (action, count) in &self.actions {
             let share = *count as f64 * 100.0 / self.events.max(1) as f64;
@@ -354,6 +508,9 @@ impl ReplayReport {
             pct(self.flagged.precision),
             pct(self.flagged.recall)
         ));
+        if let Some(alerts) = &self.alerts {
+            out.push_str(&alerts.render());
+        }
         for sample in &self.invalid_samples {
             out.push_str(&format!("invalid: {sample}\n"));
         }
