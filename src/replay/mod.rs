@@ -5,8 +5,8 @@
 //! AMLSim's `labels.csv.gz`), it also reports precision and recall per rule and for the decision
 //! (anything not approved counts as flagged). Given AMLSim's alert files it scores alerts
 //! ([`alerts`]): recall per typology, decoys apart, the review load, each rule's contribution.
-//! `--out` writes every decision as a JSON line (reference, accounts, action, score, the rules
-//! that hit and the screening matches).
+//! `--out` writes every decision as a JSON line (reference, accounts, screened names, action,
+//! score, the rules that hit and the screening matches).
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, BufReader, Read};
@@ -143,11 +143,14 @@ impl DecisionSink for ChannelSink {
         let observed = match output.outcome {
             Outcome::Decided(decision) => {
                 let line = self.write_out.then(|| {
+                    let names = tx.payload.screening_data.as_ref();
                     serde_json::json!({
                         "reference": tx.reference,
                         "transactionDate": decision.transaction_date,
                         "account": case,
                         "counterpartyAccount": counterparty,
+                        "senderName": names.and_then(|n| n.sender_name.as_deref()),
+                        "receiverName": names.and_then(|n| n.receiver_name.as_deref()),
                         "action": decision.action().as_str(),
                         "riskScore": decision.risk_score,
                         "rules": decision.rules,

@@ -155,6 +155,7 @@ fn replay_screens_writes_every_decision_and_scores_alerts_per_typology() {
         .find(|d| d["reference"] == "R11")
         .expect("R11");
     assert_eq!(last["account"], "A7");
+    assert_eq!(last["receiverName"], "Vladimir Putin");
     assert_eq!(last["counterpartyAccount"], "A111");
     assert!(last["rules"].as_array().is_some_and(|r| !r.is_empty()));
     assert_ne!(
