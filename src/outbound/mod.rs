@@ -272,8 +272,9 @@ mod tests {
         assert!(!error.is_retryable());
     }
 
-    #[tokio::test]
-    async fn an_allowed_name_connects_to_the_address_it_resolved_to() {
+    /// A one-request HTTP server on loopback that reads the request and writes `answer`;
+    /// answers its port.
+    async fn serve_once(answer: Vec<u8>) -> u16 {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
@@ -283,13 +284,18 @@ mod tests {
             if let Ok((mut socket, _)) = listener.accept().await {
                 let mut buffer = [0u8; 1024];
                 let _ = socket.read(&mut buffer).await;
-                let _ = socket
-                    .write_all(
-                        b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok",
-                    )
-                    .await;
+                let _ = socket.write_all(&answer).await;
             }
         });
+        port
+    }
+
+    #[tokio::test]
+    async fn an_allowed_name_connects_to_the_address_it_resolved_to() {
+        let port = serve_once(
+            b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok".to_vec(),
+        )
+        .await;
         let url = url::Url::parse(&format!("http://localhost:{port}/x")).expect("url");
         let client = client(true);
         let request = client.request(reqwest::Method::GET, &url).expect("allowed");
@@ -300,29 +306,15 @@ mod tests {
 
     #[tokio::test]
     async fn an_answer_over_the_limit_is_refused() {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
-        let port = listener.local_addr().expect("addr").port();
-        tokio::spawn(async move {
-            use tokio::io::{AsyncReadExt, AsyncWriteExt};
-            if let Ok((mut socket, _)) = listener.accept().await {
-                let mut buffer = [0u8; 1024];
-                let _ = socket.read(&mut buffer).await;
-                // Chunked, so no content-length gives the size away up front.
-                let _ = socket
-                    .write_all(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")
-                    .await;
-                for _ in 0..64 {
-                    if socket.write_all(b"400\r\n").await.is_err() {
-                        return;
-                    }
-                    let _ = socket.write_all(&[b'x'; 1024]).await;
-                    let _ = socket.write_all(b"\r\n").await;
-                }
-                let _ = socket.write_all(b"0\r\n\r\n").await;
-            }
-        });
+        // Chunked, so no content-length gives the size away up front: 64 chunks of 1 KiB.
+        let mut answer = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n".to_vec();
+        for _ in 0..64 {
+            answer.extend_from_slice(b"400\r\n");
+            answer.extend_from_slice(&[b'x'; 1024]);
+            answer.extend_from_slice(b"\r\n");
+        }
+        answer.extend_from_slice(b"0\r\n\r\n");
+        let port = serve_once(answer).await;
         let url = url::Url::parse(&format!("http://127.0.0.1:{port}/big")).expect("url");
         let client = client(true);
         let response = client
