@@ -10,7 +10,8 @@
 //! (`vk_…` key, `vs_…` secret, 128 and 256 bits), and the store keeps only SHA-256 digests of
 //! both. A key is found by its digest; what lists, logs and audit records show in its place is
 //! its id, the first [`crate::store::KEY_ID_LEN`] characters (`vk_1a2b3c4d`), which cannot be used
-//! to call. Secrets are compared in constant time. Keys are cached in memory (refreshed from the
+//! to call. Keys issued before keys were secrets (stored whole, shown in listings and audit
+//! records) authenticate only with their secret: rotate them to use the key alone. Secrets are compared in constant time. Keys are cached in memory (refreshed from the
 //! store every [`REFRESH`]); a key the cache does not know is looked up in the store at once, so a
 //! key created by `vigil keys create` while the service runs works on its first request, and a
 //! revoked key stops working within one refresh.
@@ -93,6 +94,8 @@ pub async fn issue_key(
 #[derive(Debug, Clone)]
 struct CachedKey {
     digest: [u8; 32],
+    /// Whether the key alone authenticates (see [`KeyRecord::key_only_allowed`]).
+    key_only_allowed: bool,
     tenant: Tenant,
 }
 
@@ -108,6 +111,7 @@ fn cached(record: &KeyRecord) -> Option<([u8; 32], CachedKey)> {
         key_digest,
         CachedKey {
             digest,
+            key_only_allowed: record.key_only_allowed,
             tenant: tenant_of(&record.key_id, &record.business, &record.role),
         },
     ))
@@ -208,12 +212,17 @@ impl KeyCache {
                 entry
             }
         };
-        if let Some(secret) = secret {
-            let presented: [u8; 32] = Sha256::digest(secret.as_bytes()).into();
-            let matches: bool = entry.digest.ct_eq(&presented).into();
-            if !matches {
-                return Ok(None);
+        match secret {
+            Some(secret) => {
+                let presented: [u8; 32] = Sha256::digest(secret.as_bytes()).into();
+                let matches: bool = entry.digest.ct_eq(&presented).into();
+                if !matches {
+                    return Ok(None);
+                }
             }
+            // A key issued before keys were secrets was shown whole: it needs its secret.
+            None if !entry.key_only_allowed => return Ok(None),
+            None => {}
         }
         Ok(Some(entry.tenant))
     }

@@ -10,7 +10,8 @@
 //!   resolves to and hands the connection exactly those (so a DNS answer cannot change between
 //!   check and connect: the check is the resolution);
 //! - uses no proxy (a proxy would resolve the host itself, out of the policy's reach), follows no
-//!   redirects, and bounds connect and whole-request time;
+//!   redirects (list downloads follow a few, each hop checked the same way), and bounds connect
+//!   and whole-request time;
 //! - reads answers through [`read_limited`], so an enormous answer is cut off, not buffered.
 //!
 //! Signatures of what is sent are HMAC-SHA256 from the `hmac` crate ([`sign`]).
@@ -137,6 +138,9 @@ pub struct ClientOptions {
     pub timeout: Duration,
     pub connect_timeout: Duration,
     pub user_agent: &'static str,
+    /// Redirects followed (0: none, an answer like any other). Each hop's URL passes the same
+    /// policy: its form and a literal address here, a name at its resolution.
+    pub redirects: usize,
 }
 
 impl ClientOptions {
@@ -145,8 +149,31 @@ impl ClientOptions {
             timeout,
             connect_timeout: timeout.min(Duration::from_secs(10)),
             user_agent,
+            redirects: 0,
         }
     }
+
+    /// Follows up to `redirects` hops (for downloads from operator-given URLs behind a CDN).
+    pub fn with_redirects(mut self, redirects: usize) -> ClientOptions {
+        self.redirects = redirects;
+        self
+    }
+}
+
+/// The redirect policy: none, or up to `limit` hops each of which passes the address policy.
+fn redirect_policy(limit: usize, policy: AddressPolicy) -> reqwest::redirect::Policy {
+    if limit == 0 {
+        return reqwest::redirect::Policy::none();
+    }
+    reqwest::redirect::Policy::custom(move |attempt| {
+        if attempt.previous().len() > limit {
+            return attempt.error(format!("more than {limit} redirects"));
+        }
+        match policy::check_url(attempt.url(), policy.allow_private) {
+            Ok(()) => attempt.follow(),
+            Err(refused) => attempt.error(refused),
+        }
+    })
 }
 
 /// An HTTP client bound to an address policy. Cheap to clone (one connection pool).
@@ -168,7 +195,7 @@ impl OutboundClient {
     pub fn new(policy: AddressPolicy, options: ClientOptions) -> Result<Self, OutboundError> {
         let client = reqwest::Client::builder()
             .no_proxy()
-            .redirect(reqwest::redirect::Policy::none())
+            .redirect(redirect_policy(options.redirects, policy))
             .timeout(options.timeout)
             .connect_timeout(options.connect_timeout)
             .user_agent(options.user_agent)
@@ -302,6 +329,66 @@ mod tests {
         let response = client.send(request).await.expect("answered");
         assert_eq!(response.status(), 200);
         assert_eq!(&read_limited(response, 10).await.expect("body")[..], b"ok");
+    }
+
+    #[tokio::test]
+    async fn redirects_are_answers_unless_followed_and_a_followed_hop_passes_the_policy() {
+        let to_metadata = b"HTTP/1.1 302 Found\r\nlocation: http://169.254.169.254/latest\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".to_vec();
+        let port = serve_once(to_metadata.clone()).await;
+        let url = url::Url::parse(&format!("http://127.0.0.1:{port}/list")).expect("url");
+        let plain = client(true);
+        let response = plain
+            .send(plain.request(reqwest::Method::GET, &url).expect("allowed"))
+            .await
+            .expect("answered");
+        assert_eq!(response.status(), 302, "not followed");
+
+        let port = serve_once(to_metadata).await;
+        let url = url::Url::parse(&format!("http://127.0.0.1:{port}/list")).expect("url");
+        let following = OutboundClient::new(
+            AddressPolicy {
+                allow_private: true,
+            },
+            ClientOptions::new(Duration::from_secs(2), "vigil-test/1").with_redirects(3),
+        )
+        .expect("client");
+        let error = following
+            .send(
+                following
+                    .request(reqwest::Method::GET, &url)
+                    .expect("allowed"),
+            )
+            .await
+            .expect_err("the hop is refused");
+        assert!(
+            matches!(
+                error,
+                OutboundError::Refused(SsrfError::Refused(_, "cloud metadata"))
+            ),
+            "{error}"
+        );
+
+        let ok = serve_once(
+            b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok".to_vec(),
+        )
+        .await;
+        let hop = serve_once(
+            format!(
+                "HTTP/1.1 301 Moved\r\nlocation: http://127.0.0.1:{ok}/list\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+            )
+            .into_bytes(),
+        )
+        .await;
+        let url = url::Url::parse(&format!("http://127.0.0.1:{hop}/list")).expect("url");
+        let response = following
+            .send(
+                following
+                    .request(reqwest::Method::GET, &url)
+                    .expect("allowed"),
+            )
+            .await
+            .expect("followed");
+        assert_eq!(response.status(), 200);
     }
 
     #[tokio::test]

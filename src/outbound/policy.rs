@@ -9,7 +9,7 @@
 //! Classes: public addresses are always allowed; loopback and private ranges (RFC 1918, CGNAT
 //! 100.64.0.0/10, IPv6 unique-local and site-local) only with `allow_private_callbacks`;
 //! link-local (169.254.0.0/16, fe80::/10), cloud metadata addresses (169.254.169.254,
-//! fd00:ec2::254, 100.100.100.200), unspecified, broadcast, multicast, documentation, benchmarking
+//! fd00:ec2::254, 100.100.100.200, 168.63.129.16), unspecified, broadcast, multicast, documentation, benchmarking
 //! and reserved ranges never. IPv4-mapped, IPv4-compatible, NAT64 and 6to4 IPv6 addresses are
 //! judged by the IPv4 address they carry.
 
@@ -47,7 +47,11 @@ pub enum AddressClass {
 fn classify_v4(ip: Ipv4Addr) -> AddressClass {
     use AddressClass::*;
     let o = ip.octets();
-    if ip == Ipv4Addr::new(169, 254, 169, 254) || ip == Ipv4Addr::new(100, 100, 100, 200) {
+    // AWS/GCP/Azure IMDS, Alibaba Cloud, and Azure's host endpoint (WireServer).
+    if ip == Ipv4Addr::new(169, 254, 169, 254)
+        || ip == Ipv4Addr::new(100, 100, 100, 200)
+        || ip == Ipv4Addr::new(168, 63, 129, 16)
+    {
         return Forbidden("cloud metadata");
     }
     if ip.is_unspecified() || o[0] == 0 {
@@ -139,7 +143,8 @@ fn classify_v6(ip: Ipv6Addr) -> AddressClass {
     if (s[0] & 0xffc0) == 0xfe80 {
         return Forbidden("link-local");
     }
-    if s[0] == 0x2001 && s[1] == 0x0db8 {
+    // 2001:db8::/32 and, since RFC 9637, 3fff::/20.
+    if (s[0] == 0x2001 && s[1] == 0x0db8) || (s[0] == 0x3fff && (s[1] & 0xf000) == 0) {
         return Forbidden("documentation");
     }
     if (s[0] & 0xfe00) == 0xfc00 {
@@ -259,7 +264,14 @@ mod tests {
 
     #[test]
     fn public_addresses_are_allowed_without_configuration() {
-        for ip in ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", "100.128.0.1"] {
+        for ip in [
+            "8.8.8.8",
+            "1.1.1.1",
+            "2606:4700:4700::1111",
+            "100.128.0.1",
+            "3ffe::1",
+            "2001:4860:4860::8888",
+        ] {
             assert_eq!(class(ip), AddressClass::Public, "{ip}");
             assert!(
                 check_address(ip.parse().expect("ip"), false).is_ok(),
@@ -314,6 +326,15 @@ mod tests {
             "198.18.0.1",
             "192.0.0.170",
             "2001:db8::1",
+            "3fff::1",
+            "3fff:fff:ffff::1",
+            "168.63.129.16",
+            "::ffff:0:a9fe:a9fe",
+            "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+            "64:ff9b:1::a9fe:a9fe",
+            "100::1",
+            "2001:2::1",
+            "192.88.99.1",
             "::ffff:169.254.169.254",
             "64:ff9b::a9fe:a9fe",
             "2002:a9fe:a9fe::1",

@@ -332,7 +332,7 @@ impl AlertReport {
         };
         let mut out = String::new();
         out.push_str(&format!(
-            "review load: transactions flagged {} of {} ({}), case accounts flagged {} of {} ({})\n",
+            "review load: transactions flagged {} of {} ({}), accounts flagged as case accounts {} of {} seen ({})\n",
             self.transactions_flagged,
             self.transactions,
             pct(self.transactions_flagged_share).trim(),

@@ -30,11 +30,13 @@ use crate::outbound::{self, AddressPolicy, ClientOptions, OutboundClient, Outbou
 /// Most bytes of one list download.
 pub const MAX_DOWNLOAD_BYTES: usize = 1 << 30;
 
-/// The client list downloads go through: Vigil's outbound client with `policy`, 120 s a download.
+/// The client list downloads go through: Vigil's outbound client with `policy`, 120 s a download,
+/// up to 5 redirects (each hop passes the policy).
 pub fn download_client(policy: AddressPolicy) -> Result<OutboundClient, OutboundError> {
     OutboundClient::new(
         policy,
-        ClientOptions::new(Duration::from_secs(120), "vigil-lists/1"),
+        // Publishers serve lists through CDNs and https upgrades: a few redirects, each checked.
+        ClientOptions::new(Duration::from_secs(120), "vigil-lists/1").with_redirects(5),
     )
 }
 use super::ListScreener;

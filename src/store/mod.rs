@@ -99,6 +99,9 @@ pub struct Business {
 pub struct KeyRecord {
     pub key_id: String,
     pub key_digest: String,
+    /// Whether the key alone may authenticate (EDD): keys issued as secrets, not those issued
+    /// before keys were secret (they were shown whole; they need their secret until rotated).
+    pub key_only_allowed: bool,
     pub business: Business,
     pub secret_digest: String,
     pub role: String,
@@ -355,7 +358,8 @@ impl Store {
     ) -> Result<bool, StoreError> {
         let done = sqlx::query(
             "INSERT INTO api_keys (api_key, key_digest, business_id, secret_digest, role, \
-             created_at_ms) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (api_key) DO NOTHING",
+             created_at_ms, key_only_allowed) VALUES ($1, $2, $3, $4, $5, $6, 1) \
+             ON CONFLICT (api_key) DO NOTHING",
         )
         .bind(key_id(api_key))
         .bind(sha256_hex(api_key))
@@ -370,7 +374,7 @@ impl Store {
 
     const KEY_COLUMNS: &'static str =
         "SELECT k.api_key, k.key_digest, k.secret_digest, k.role, k.created_at_ms, \
-         k.revoked_at_ms, b.id, b.name, b.processing_mode \
+         k.revoked_at_ms, b.id, b.name, b.processing_mode, k.key_only_allowed \
          FROM api_keys k JOIN businesses b ON b.id = k.business_id";
 
     /// The key whose whole text is `api_key` (found by its digest).
@@ -796,6 +800,7 @@ fn key_from_row(row: sqlx::any::AnyRow) -> Result<KeyRecord, StoreError> {
     Ok(KeyRecord {
         key_id: row.get(0),
         key_digest: row.get::<Option<String>, _>(1).unwrap_or_default(),
+        key_only_allowed: row.get::<i64, _>(9) != 0,
         secret_digest: row.get(2),
         role: row.get(3),
         created_at_ms: row.get(4),

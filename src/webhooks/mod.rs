@@ -245,6 +245,9 @@ pub struct Webhooks {
     pub allow_private: bool,
     pub metrics: Arc<Metrics>,
     client: OutboundClient,
+    /// Bounds the attempts that use the database at once (half the pool), so a burst of
+    /// finishing deliveries never starves the decision writer of connections.
+    store_permits: Arc<tokio::sync::Semaphore>,
     wake: Arc<Notify>,
 }
 
@@ -262,12 +265,14 @@ impl Webhooks {
             AddressPolicy { allow_private },
             ClientOptions::new(Duration::from_millis(config.timeout_ms), "vigil-webhooks/1"),
         )?;
+        let permits = (store.pool().options().get_max_connections() as usize / 2).max(1);
         Ok(Webhooks {
             store,
             config,
             allow_private,
             metrics,
             client,
+            store_permits: Arc::new(tokio::sync::Semaphore::new(permits)),
             wake: Arc::new(Notify::new()),
         })
     }
@@ -316,15 +321,6 @@ impl InFlight {
         }
         self.total -= 1;
     }
-
-    /// Destinations that may take no further attempt now.
-    fn full(&self, per_destination: usize) -> Vec<String> {
-        self.per_destination
-            .iter()
-            .filter(|(_, count)| **count >= per_destination)
-            .map(|(destination, _)| destination.clone())
-            .collect()
-    }
 }
 
 /// Starts the delivery worker; it runs until `stop` fires, then waits for the attempts in flight
@@ -347,7 +343,7 @@ pub fn spawn_worker(
             let free = hooks.config.concurrency.saturating_sub(in_flight.total);
             let mut claimed = 0;
             if free > 0 {
-                match claim(&hooks, free, &in_flight.full(hooks.config.per_destination)).await {
+                match claim(&hooks, free, &in_flight.per_destination).await {
                     Ok(due) => {
                         claimed = due.len();
                         for due in due {
@@ -406,10 +402,21 @@ async fn refresh_pending(hooks: &Webhooks) {
     }
 }
 
-/// Claims up to `limit` due deliveries: none to a destination in `full`, and none with an older
-/// delivery of the same record still pending.
-async fn claim(hooks: &Webhooks, limit: usize, full: &[String]) -> Result<Vec<Due>, StoreError> {
+/// Claims up to `limit` due deliveries: no more to one destination than its share left beside
+/// the attempts already `in_flight` there, and none with an older delivery of the same record
+/// still pending.
+async fn claim(
+    hooks: &Webhooks,
+    limit: usize,
+    in_flight: &HashMap<String, usize>,
+) -> Result<Vec<Due>, StoreError> {
     let now = now_ms();
+    let cap = hooks.config.per_destination.min(hooks.config.concurrency);
+    let full: Vec<&String> = in_flight
+        .iter()
+        .filter(|(_, count)| **count >= cap)
+        .map(|(destination, _)| destination)
+        .collect();
     let mut sql = String::from(
         "SELECT d.id, d.business_id, d.event, d.url, d.body, d.attempts, d.retry_from_ms, \
          d.next_attempt_at_ms, COALESCE(d.url, c.url) \
@@ -443,7 +450,8 @@ async fn claim(hooks: &Webhooks, limit: usize, full: &[String]) -> Result<Vec<Du
     // The lease: long enough for the attempt; another instance (or this one after a crash) takes
     // the delivery over only once it has expired.
     let lease_until = now + hooks.config.timeout_ms as i64 * 2 + 1_000;
-    let mut taken: HashMap<String, usize> = HashMap::new();
+    // Seeded with what is in flight, so a claim never takes a destination past its share.
+    let mut taken: HashMap<String, usize> = in_flight.clone();
     let mut claimed = Vec::new();
     if rows.is_empty() {
         return Ok(claimed);
@@ -456,7 +464,7 @@ async fn claim(hooks: &Webhooks, limit: usize, full: &[String]) -> Result<Vec<Du
         }
         let destination: Option<String> = row.get(8);
         let key = destination.clone().unwrap_or_default();
-        if taken.get(&key).copied().unwrap_or(0) >= hooks.config.per_destination {
+        if taken.get(&key).copied().unwrap_or(0) >= cap {
             continue;
         }
         let previous: i64 = row.get(7);
@@ -496,10 +504,13 @@ struct Sent {
 }
 
 async fn send(hooks: &Webhooks, due: &Due) -> Result<Sent, StoreError> {
-    let config = sqlx::query("SELECT url, secret FROM webhook_configs WHERE business_id = $1")
-        .bind(due.business_id)
-        .fetch_optional(hooks.store.pool())
-        .await?;
+    let config = {
+        let _permit = hooks.store_permits.acquire().await;
+        sqlx::query("SELECT url, secret FROM webhook_configs WHERE business_id = $1")
+            .bind(due.business_id)
+            .fetch_optional(hooks.store.pool())
+            .await?
+    };
     let (configured_url, secret) = match config {
         Some(row) => (Some(row.get::<String, _>(0)), Some(row.get::<String, _>(1))),
         None => (None, None),
@@ -576,6 +587,7 @@ async fn attempt(hooks: &Webhooks, due: Due) -> Result<(), StoreError> {
     let duration_ms = started.elapsed().as_millis() as i64;
     let now = now_ms();
     let number = due.attempts + 1;
+    let _permit = hooks.store_permits.acquire().await;
     let mut tx = crate::store::begin_write(hooks.store.pool()).await?;
     sqlx::query(
         "INSERT INTO webhook_attempts (delivery_id, attempt, url, at_ms, duration_ms, status_code, error) \

@@ -35,6 +35,8 @@ const ALWAYS_REFUSED: &[&str] = &[
     "http://192.0.2.1/",
     "http://198.18.0.1/",
     "http://[2001:db8::1]/",
+    "http://[3fff:0fff::1]/",
+    "http://168.63.129.16/",
     "http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/",
     "http://[64:ff9b:1::a9fe:a9fe]/",
     "http://224.0.0.1/",

@@ -373,6 +373,7 @@ async fn keys_stored_whole_by_an_earlier_version_keep_working_and_their_records_
     assert_eq!(found.secret_digest, vigil::store::sha256_hex(secret));
     let listed = store.keys().await.expect("keys");
     assert_eq!(listed.len(), 1);
+    assert!(!listed[0].key_only_allowed);
     assert_eq!(listed[0].key_id, "vk_01234567");
     assert!(
         store.find_key("vk_01234567").await.expect("read").is_none(),
@@ -398,6 +399,35 @@ async fn keys_stored_whole_by_an_earlier_version_keep_working_and_their_records_
         .expect("list")
         .get(0);
     assert_eq!(created_by, "vk_01234567");
+    // It was shown whole before, so it authenticates only with its secret, never alone.
+    assert!(!found.key_only_allowed);
+    let keys = vigil::api::auth::KeyCache::load(store.clone())
+        .await
+        .expect("keys");
+    use vigil::api::auth::Credential;
+    assert!(keys
+        .check(&Credential::Pair {
+            key: whole.to_owned(),
+            secret: secret.to_owned()
+        })
+        .await
+        .expect("check")
+        .is_some());
+    assert!(keys
+        .check(&Credential::Key(whole.to_owned()))
+        .await
+        .expect("check")
+        .is_none());
+    let issued = vigil::api::auth::issue_key(&store, "acme", false)
+        .await
+        .expect("new key");
+    assert!(
+        keys.check(&Credential::Key(issued.api_key.clone()))
+            .await
+            .expect("check")
+            .is_some(),
+        "a key issued as a secret authenticates alone"
+    );
     // The audit trail is append-only again after the one redaction.
     assert!(sqlx::query("UPDATE audit_log SET actor_key = 'x'")
         .execute(store.pool())

@@ -599,7 +599,10 @@ async fn slow_receiver(delay: Duration) -> SlowReceiver {
             async move {
                 let now = in_flight.fetch_add(1, Ordering::SeqCst) + 1;
                 most.fetch_max(now, Ordering::SeqCst);
-                tokio::time::sleep(delay).await;
+                // Staggered replies (delay, 2 × delay, 3 × delay, …): a slot frees while others
+                // are still held, so a claim that ignored what is in flight would overshoot.
+                let nth = answered.load(Ordering::SeqCst) as u32 % 3 + 1;
+                tokio::time::sleep(delay * nth).await;
                 in_flight.fetch_sub(1, Ordering::SeqCst);
                 answered.fetch_add(1, Ordering::SeqCst);
                 "ok"
@@ -635,15 +638,15 @@ async fn deliveries_go_out_concurrently_within_the_per_destination_bound_and_a_s
     let harness = Harness::start_on_with(Backend::Sqlite, bounded).await;
     let slow_key = harness.key("Slow Bank", false).await;
     let quick_key = harness.key("Quick Bank", false).await;
-    let slow = slow_receiver(Duration::from_millis(400)).await;
+    let slow = slow_receiver(Duration::from_millis(150)).await;
     let quick = slow_receiver(Duration::from_millis(1)).await;
     configure(&harness, &slow_key, &slow.url).await;
     configure(&harness, &quick_key, &quick.url).await;
     let records: Vec<String> = (0..24).map(|i| format!("slow-{i}")).collect();
     let rows: Vec<(&str, &str)> = records.iter().map(|r| (r.as_str(), "{}")).collect();
     enqueue_raw(&harness, "Slow Bank", &rows).await;
-    // Behind a backlog of 24 × 400 ms at the slow receiver, the quick business's deliveries go
-    // out while the slow ones are still being worked (3 at a time: 3.2 s at the least).
+    // Behind a backlog of 24 slow replies (150-450 ms each, 3 at a time: over 2 s), the quick
+    // business's deliveries go out while the slow ones are still being worked.
     let quick_rows: Vec<String> = (0..5).map(|i| format!("quick-{i}")).collect();
     let rows: Vec<(&str, &str)> = quick_rows.iter().map(|r| (r.as_str(), "{}")).collect();
     enqueue_raw(&harness, "Quick Bank", &rows).await;

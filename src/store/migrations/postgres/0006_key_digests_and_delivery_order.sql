@@ -6,6 +6,10 @@
 -- redaction and put back as they were.
 ALTER TABLE api_keys ADD COLUMN key_digest TEXT;
 CREATE UNIQUE INDEX api_keys_digest ON api_keys (key_digest);
+-- Whether the key alone may authenticate (EDD's `Authorization: <apiKey>`): only keys issued as
+-- secrets. Keys issued before were shown whole (listings, audit records), so they keep needing
+-- their secret until they are rotated.
+ALTER TABLE api_keys ADD COLUMN key_only_allowed INTEGER NOT NULL DEFAULT 0;
 
 DROP TRIGGER audit_log_no_update ON audit_log;
 DROP TRIGGER edd_step_events_no_update ON edd_step_events;
