@@ -11,10 +11,11 @@
 //! both. A key is found by its digest; what lists, logs and audit records show in its place is
 //! its id, the first [`crate::store::KEY_ID_LEN`] characters (`vk_1a2b3c4d`), which cannot be used
 //! to call. Keys issued before keys were secrets (stored whole, shown in listings and audit
-//! records) authenticate only with their secret: rotate them to use the key alone. Secrets are compared in constant time. Keys are cached in memory (refreshed from the
-//! store every [`REFRESH`]); a key the cache does not know is looked up in the store at once, so a
-//! key created by `vigil keys create` while the service runs works on its first request, and a
-//! revoked key stops working within one refresh.
+//! records) authenticate only with their secret: rotate them to use the key alone. Secrets are
+//! compared in constant time. Keys are cached in memory (refreshed from the store every
+//! [`REFRESH`]); a key the cache does not know is looked up in the store at once, so a key created
+//! by `vigil keys create` while the service runs works on its first request, and a revoked key
+//! stops working within one refresh.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -179,52 +180,56 @@ impl KeyCache {
         api_key: &str,
         api_secret: &str,
     ) -> Result<Option<Tenant>, StoreError> {
-        self.check(&Credential::Pair {
-            key: api_key.to_owned(),
-            secret: api_secret.to_owned(),
-        })
-        .await
+        self.check_key(api_key, Some(api_secret)).await
     }
 
     /// Checks a credential; `Ok(None)` for an unknown or revoked key or a mismatching secret.
     pub async fn check(&self, credential: &Credential) -> Result<Option<Tenant>, StoreError> {
-        let (api_key, secret) = match credential {
-            Credential::Pair { key, secret } => (key.as_str(), Some(secret.as_str())),
-            Credential::Key(key) => (key.as_str(), None),
-        };
+        match credential {
+            Credential::Pair { key, secret } => self.check_key(key, Some(secret)).await,
+            Credential::Key(key) => self.check_key(key, None).await,
+        }
+    }
+
+    /// The key, with its secret or (`None`) alone.
+    async fn check_key(
+        &self,
+        api_key: &str,
+        secret: Option<&str>,
+    ) -> Result<Option<Tenant>, StoreError> {
         let key_digest: [u8; 32] = Sha256::digest(api_key.as_bytes()).into();
-        let found = self.keys.load().get(&key_digest).cloned();
-        let entry = match found {
-            Some(entry) => entry,
-            None => {
-                // Not cached: a key created since the last refresh.
-                let Some(record) = self.store.find_key(api_key).await? else {
-                    return Ok(None);
-                };
-                let Some((digest, entry)) = cached(&record) else {
-                    return Ok(None);
-                };
-                self.keys.rcu(|keys| {
-                    let mut next = HashMap::clone(keys);
-                    next.insert(digest, entry.clone());
-                    next
-                });
-                entry
-            }
+        if let Some(entry) = self.keys.load().get(&key_digest) {
+            return Ok(entry.admits(secret).then(|| entry.tenant.clone()));
+        }
+        // Not cached: a key created since the last refresh.
+        let Some(record) = self.store.find_key(api_key).await? else {
+            return Ok(None);
         };
+        let Some((digest, entry)) = cached(&record) else {
+            return Ok(None);
+        };
+        let admitted = entry.admits(secret);
+        let tenant = entry.tenant.clone();
+        self.keys.rcu(|keys| {
+            let mut next = HashMap::clone(keys);
+            next.insert(digest, entry.clone());
+            next
+        });
+        Ok(admitted.then_some(tenant))
+    }
+}
+
+impl CachedKey {
+    /// Whether `secret` (or the key alone, `None`) proves the caller.
+    fn admits(&self, secret: Option<&str>) -> bool {
         match secret {
             Some(secret) => {
                 let presented: [u8; 32] = Sha256::digest(secret.as_bytes()).into();
-                let matches: bool = entry.digest.ct_eq(&presented).into();
-                if !matches {
-                    return Ok(None);
-                }
+                self.digest.ct_eq(&presented).into()
             }
             // A key issued before keys were secrets was shown whole: it needs its secret.
-            None if !entry.key_only_allowed => return Ok(None),
-            None => {}
+            None => self.key_only_allowed,
         }
-        Ok(Some(entry.tenant))
     }
 }
 

@@ -179,6 +179,11 @@ pub fn check_address(ip: IpAddr, allow_private: bool) -> Result<(), SsrfError> {
 /// by [`check_url`] and [`resolve_checked`].
 pub fn parse_url(raw: &str) -> Result<url::Url, SsrfError> {
     let url = url::Url::parse(raw.trim()).map_err(|_| SsrfError::Invalid)?;
+    check_form(&url)?;
+    Ok(url)
+}
+
+fn check_form(url: &url::Url) -> Result<(), SsrfError> {
     if url.scheme() != "http" && url.scheme() != "https" {
         return Err(SsrfError::Scheme);
     }
@@ -188,7 +193,7 @@ pub fn parse_url(raw: &str) -> Result<url::Url, SsrfError> {
     if url.host().is_none() {
         return Err(SsrfError::NoHost);
     }
-    Ok(url)
+    Ok(())
 }
 
 /// A URL whose every address passed the check: connect only to `addrs`.
@@ -200,19 +205,14 @@ pub struct CheckedUrl {
     pub addrs: Vec<SocketAddr>,
 }
 
-/// Checks a parsed URL as [`parse_url`] does, and a literal address's class.
+/// Checks a parsed URL's form as [`parse_url`] does, and a literal address's class (a name is
+/// checked when it is resolved).
 pub fn check_url(url: &url::Url, allow_private: bool) -> Result<(), SsrfError> {
-    if url.scheme() != "http" && url.scheme() != "https" {
-        return Err(SsrfError::Scheme);
-    }
-    if !url.username().is_empty() || url.password().is_some() {
-        return Err(SsrfError::Credentials);
-    }
+    check_form(url)?;
     match url.host() {
-        None => Err(SsrfError::NoHost),
         Some(url::Host::Ipv4(ip)) => check_address(ip.into(), allow_private),
         Some(url::Host::Ipv6(ip)) => check_address(ip.into(), allow_private),
-        Some(url::Host::Domain(_)) => Ok(()),
+        Some(url::Host::Domain(_)) | None => Ok(()),
     }
 }
 
@@ -235,9 +235,11 @@ pub async fn resolve_host(
     Ok(addrs)
 }
 
-/// Resolves `raw`'s host and checks every address it resolves to.
+/// Resolves `raw`'s host and checks every address it resolves to (a literal address is the
+/// one it names).
 pub async fn resolve_checked(raw: &str, allow_private: bool) -> Result<CheckedUrl, SsrfError> {
     let url = parse_url(raw)?;
+    check_url(&url, allow_private)?;
     let port = url.port_or_known_default().ok_or(SsrfError::NoHost)?;
     let (host, addrs) = match url.host() {
         None => return Err(SsrfError::NoHost),
@@ -248,9 +250,6 @@ pub async fn resolve_checked(raw: &str, allow_private: bool) -> Result<CheckedUr
             resolve_host(name, port, allow_private).await?,
         ),
     };
-    for addr in &addrs {
-        check_address(addr.ip(), allow_private)?;
-    }
     Ok(CheckedUrl { url, host, addrs })
 }
 

@@ -12,12 +12,11 @@
 //! what was replayed), and each rule's contribution (alerts found by a decision it hit).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::BufRead;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::{open, truthy, ReplayError};
+use super::{truthy, CsvTable, ReplayError};
 
 const DAY_MS: i64 = 86_400_000;
 
@@ -54,62 +53,29 @@ pub struct AlertFiles {
     pub account_format: String,
 }
 
-/// A CSV file's rows by column name (header row first; no quoting in these files).
-fn rows(path: &Path) -> Result<(Vec<String>, Vec<Vec<String>>), ReplayError> {
-    let problem = |problem: String| ReplayError::Labels {
-        path: path.to_path_buf(),
-        problem,
-    };
-    let mut lines = open(path)?.lines();
-    let header = lines
-        .next()
-        .ok_or_else(|| problem("empty file".into()))?
-        .map_err(|e| problem(e.to_string()))?;
-    let names = header.split(',').map(|n| n.trim().to_owned()).collect();
-    let mut rows = Vec::new();
-    for line in lines {
-        let line = line.map_err(|e| problem(e.to_string()))?;
-        if !line.trim().is_empty() {
-            rows.push(line.split(',').map(|f| f.trim().to_owned()).collect());
-        }
-    }
-    Ok((names, rows))
-}
-
-fn column(names: &[String], path: &Path, name: &str) -> Result<usize, ReplayError> {
-    names
-        .iter()
-        .position(|n| n.eq_ignore_ascii_case(name))
-        .ok_or_else(|| ReplayError::Labels {
-            path: path.to_path_buf(),
-            problem: format!("no {name} column"),
-        })
-}
-
 impl Alerts {
     pub fn load(files: &AlertFiles) -> Result<Alerts, ReplayError> {
-        let (names, reference_rows) = rows(&files.references)?;
-        let reference = column(&names, &files.references, "reference")?;
-        let tran = column(&names, &files.references, "tran_id")?;
-        let references: HashMap<String, String> = reference_rows
-            .into_iter()
-            .filter_map(|row| Some((row.get(tran)?.clone(), row.get(reference)?.clone())))
+        let labels = CsvTable::read(&files.references)?;
+        let (reference, tran) = (labels.column("reference")?, labels.column("tran_id")?);
+        let references: HashMap<&str, &str> = labels
+            .rows
+            .iter()
+            .filter_map(|row| Some((row.get(tran)?, row.get(reference)?)))
             .collect();
 
-        let path = &files.transactions;
-        let (names, transaction_rows) = rows(path)?;
+        let table = CsvTable::read(&files.transactions)?;
         let (id, kind, sar, tran_id, time) = (
-            column(&names, path, "alert_id")?,
-            column(&names, path, "alert_type")?,
-            column(&names, path, "is_sar")?,
-            column(&names, path, "tran_id")?,
-            column(&names, path, "tran_timestamp")?,
+            table.column("alert_id")?,
+            table.column("alert_type")?,
+            table.column("is_sar")?,
+            table.column("tran_id")?,
+            table.column("tran_timestamp")?,
         );
         let mut alerts = Alerts::default();
-        for row in transaction_rows {
-            let field = |index: usize| row.get(index).map(String::as_str).unwrap_or("");
+        for row in &table.rows {
+            let field = |index: usize| row.get(index).unwrap_or("");
             let at = super::parse_time_ms(field(time)).ok_or_else(|| ReplayError::Labels {
-                path: path.clone(),
+                path: files.transactions.clone(),
                 problem: format!("bad tran_timestamp {}", field(time)),
             })?;
             let alert = alerts
@@ -129,18 +95,15 @@ impl Alerts {
             if let Some(reference) = references.get(field(tran_id)) {
                 alerts
                     .by_reference
-                    .entry(reference.clone())
+                    .entry((*reference).to_owned())
                     .or_default()
                     .push(field(id).to_owned());
             }
         }
         if let Some(path) = &files.accounts {
-            let (names, account_rows) = rows(path)?;
-            let (id, account) = (
-                column(&names, path, "alert_id")?,
-                column(&names, path, "acct_id")?,
-            );
-            for row in account_rows {
+            let table = CsvTable::read(path)?;
+            let (id, account) = (table.column("alert_id")?, table.column("acct_id")?);
+            for row in &table.rows {
                 let (Some(alert_id), Some(account)) = (row.get(id), row.get(account)) else {
                     continue;
                 };
@@ -153,7 +116,7 @@ impl Alerts {
                     .by_account
                     .entry(name)
                     .or_default()
-                    .push(alert_id.clone());
+                    .push(alert_id.to_owned());
             }
         }
         Ok(alerts)
@@ -378,6 +341,7 @@ impl AlertReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
         let path = dir.join(name);

@@ -208,30 +208,66 @@ fn truthy(value: &str) -> bool {
     )
 }
 
+/// A CSV file (gzip allowed) with a header row, read by the `csv` crate: the header's names
+/// and the rows. The labels and the alert files are read through it.
+struct CsvTable {
+    path: PathBuf,
+    names: Vec<String>,
+    rows: Vec<csv::StringRecord>,
+}
+
+impl CsvTable {
+    fn read(path: &Path) -> Result<CsvTable, ReplayError> {
+        let problem = |problem: String| ReplayError::Labels {
+            path: path.to_path_buf(),
+            problem,
+        };
+        let mut reader = csv::ReaderBuilder::new()
+            .flexible(true)
+            .trim(csv::Trim::All)
+            .from_reader(open(path)?);
+        let names: Vec<String> = reader
+            .headers()
+            .map_err(|e| problem(e.to_string()))?
+            .iter()
+            .map(str::to_owned)
+            .collect();
+        if names.iter().all(String::is_empty) {
+            return Err(problem("empty file".into()));
+        }
+        let rows = reader
+            .records()
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| problem(e.to_string()))?;
+        Ok(CsvTable {
+            path: path.to_path_buf(),
+            names,
+            rows,
+        })
+    }
+
+    /// The index of column `name` (any case).
+    fn column(&self, name: &str) -> Result<usize, ReplayError> {
+        self.names
+            .iter()
+            .position(|n| n.eq_ignore_ascii_case(name))
+            .ok_or_else(|| ReplayError::Labels {
+                path: self.path.clone(),
+                problem: format!("no {name} column"),
+            })
+    }
+}
+
 /// Reads `reference → label` from a CSV with a header row.
 pub fn load_labels(path: &Path, column: &str) -> Result<HashMap<String, bool>, ReplayError> {
-    let labels_error = |problem: String| ReplayError::Labels {
-        path: path.to_path_buf(),
-        problem,
-    };
-    let mut lines = open(path)?.lines();
-    let header = lines
-        .next()
-        .ok_or_else(|| labels_error("empty file".into()))?
-        .map_err(|e| labels_error(e.to_string()))?;
-    let names: Vec<&str> = header.split(',').map(str::trim).collect();
-    let find = |name: &str| names.iter().position(|n| n.eq_ignore_ascii_case(name));
-    let reference = find("reference").ok_or_else(|| labels_error("no reference column".into()))?;
-    let label = find(column).ok_or_else(|| labels_error(format!("no {column} column")))?;
-    let mut labels = HashMap::new();
-    for line in lines {
-        let line = line.map_err(|e| labels_error(e.to_string()))?;
-        let fields: Vec<&str> = line.split(',').collect();
-        if let (Some(r), Some(l)) = (fields.get(reference), fields.get(label)) {
-            labels.insert((*r).to_owned(), truthy(l));
-        }
-    }
-    Ok(labels)
+    let table = CsvTable::read(path)?;
+    let reference = table.column("reference")?;
+    let label = table.column(column)?;
+    Ok(table
+        .rows
+        .iter()
+        .filter_map(|row| Some((row.get(reference)?.to_owned(), truthy(row.get(label)?))))
+        .collect())
 }
 
 fn ratio(numerator: u64, denominator: u64) -> Option<f64> {

@@ -122,18 +122,21 @@ pub fn signature(secret: &str, timestamp: i64, path_and_query: &str) -> String {
 pub fn check_url(raw: &str, allow_private: bool) -> Result<url::Url, String> {
     let url = policy::parse_url(raw).map_err(|e| e.to_string())?;
     policy::check_url(&url, allow_private).map_err(|e| e.to_string())?;
-    if url.query().is_some() || url.fragment().is_some() {
-        return Err("must not have a query or fragment".to_owned());
-    }
-    Ok(url)
+    without_query(url)
 }
 
 /// The configuration-time check: the form, then every address the host resolves to.
 pub async fn check_configured(raw: &str, allow_private: bool) -> Result<url::Url, String> {
-    let url = check_url(raw, allow_private)?;
-    policy::resolve_checked(url.as_str(), allow_private)
+    let checked = policy::resolve_checked(raw, allow_private)
         .await
         .map_err(|e| e.to_string())?;
+    without_query(checked.url)
+}
+
+fn without_query(url: url::Url) -> Result<url::Url, String> {
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err("must not have a query or fragment".to_owned());
+    }
     Ok(url)
 }
 

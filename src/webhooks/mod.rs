@@ -296,30 +296,34 @@ struct Due {
     retry_from_ms: i64,
 }
 
-/// What the worker has in flight: attempts per destination URL.
+/// What the worker has in flight: each attempt's destination URL by task id (so a task that
+/// panicked frees its slot too), and the attempts per destination.
 #[derive(Default)]
 struct InFlight {
+    by_task: HashMap<tokio::task::Id, String>,
     per_destination: HashMap<String, usize>,
-    total: usize,
 }
 
 impl InFlight {
-    fn start(&mut self, destination: &str) {
-        *self
-            .per_destination
-            .entry(destination.to_owned())
-            .or_default() += 1;
-        self.total += 1;
+    fn start(&mut self, task: tokio::task::Id, destination: String) {
+        *self.per_destination.entry(destination.clone()).or_default() += 1;
+        self.by_task.insert(task, destination);
     }
 
-    fn finish(&mut self, destination: &str) {
-        if let Some(count) = self.per_destination.get_mut(destination) {
+    fn finish(&mut self, task: tokio::task::Id) {
+        let Some(destination) = self.by_task.remove(&task) else {
+            return;
+        };
+        if let Some(count) = self.per_destination.get_mut(&destination) {
             *count -= 1;
             if *count == 0 {
-                self.per_destination.remove(destination);
+                self.per_destination.remove(&destination);
             }
         }
-        self.total -= 1;
+    }
+
+    fn total(&self) -> usize {
+        self.by_task.len()
     }
 }
 
@@ -333,14 +337,12 @@ pub fn spawn_worker(
         let poll = Duration::from_millis(hooks.config.poll_interval_ms);
         let mut in_flight = InFlight::default();
         let mut tasks: tokio::task::JoinSet<()> = tokio::task::JoinSet::new();
-        // Each task's destination, by task id (so a task that panicked frees its slot too).
-        let mut destinations: HashMap<tokio::task::Id, String> = HashMap::new();
         let mut counted_at = Instant::now() - poll;
         loop {
             if *stop.borrow() {
                 break;
             }
-            let free = hooks.config.concurrency.saturating_sub(in_flight.total);
+            let free = hooks.config.concurrency.saturating_sub(in_flight.total());
             let mut claimed = 0;
             if free > 0 {
                 match claim(&hooks, free, &in_flight.per_destination).await {
@@ -348,20 +350,19 @@ pub fn spawn_worker(
                         claimed = due.len();
                         for due in due {
                             let destination = due.destination.clone().unwrap_or_default();
-                            in_flight.start(&destination);
                             let hooks = hooks.clone();
                             let task = tasks.spawn(async move {
                                 if let Err(error) = attempt(&hooks, due).await {
                                     tracing::error!(%error, "recording a webhook attempt failed; the lease will expire and it is retried");
                                 }
                             });
-                            destinations.insert(task.id(), destination);
+                            in_flight.start(task.id(), destination);
                         }
                     }
                     Err(error) => tracing::error!(%error, "claiming webhook deliveries failed"),
                 }
             }
-            if claimed > 0 && in_flight.total < hooks.config.concurrency {
+            if claimed > 0 && in_flight.total() < hooks.config.concurrency {
                 // More may be due: claim again before waiting.
                 continue;
             }
@@ -375,9 +376,7 @@ pub fn spawn_worker(
                         Ok((id, ())) => id,
                         Err(error) => error.id(),
                     };
-                    if let Some(destination) = destinations.remove(&id) {
-                        in_flight.finish(&destination);
-                    }
+                    in_flight.finish(id);
                 }
                 _ = hooks.wake.notified() => {}
                 _ = tokio::time::sleep(poll) => {}
