@@ -103,6 +103,7 @@ fn input() -> Arc<RuleInput> {
         known_devices: 2,
         lists: ListFacts::default(),
         screening: ScreeningFacts::default(),
+        graph: Box::default(),
     })
 }
 
@@ -227,13 +228,13 @@ fn bench_evaluate(c: &mut Criterion) {
     c.bench_function("evaluate/with_history", |b| {
         if !warm {
             for _ in 0..USERS * 60 {
-                let _ = evaluator.evaluate(&snapshot, 1, next(), None);
+                let _ = evaluator.evaluate(&snapshot, 1, next(), None, None);
             }
             warm = true;
         }
         b.iter_batched(
             &mut next,
-            |tx| black_box(evaluator.evaluate(&snapshot, 1, tx, None)),
+            |tx| black_box(evaluator.evaluate(&snapshot, 1, tx, None, None)),
             criterion::BatchSize::SmallInput,
         )
     });

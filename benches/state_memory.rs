@@ -28,6 +28,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use chrono::{DateTime, SecondsFormat};
+use vigil::engine::accounts::AccountGraph;
 use vigil::engine::rules::{RuleSet, SandboxLimits};
 use vigil::engine::state::StateLimits;
 use vigil::engine::{Evaluator, Lists, Outcome, Snapshot};
@@ -84,6 +85,9 @@ struct Measurement {
     invalid: u64,
     duplicates: u64,
     state_bytes: usize,
+    /// Accounts the account stage holds and their bytes (both sides of every payment).
+    accounts: usize,
+    account_bytes: usize,
     rss_before: u64,
     rss_after: u64,
     seconds: f64,
@@ -215,6 +219,13 @@ fn report(m: &Measurement) {
         m.state_per_user(),
         judge(m.state_per_user())
     );
+    let per_account = m.account_bytes as f64 / m.accounts.max(1) as f64;
+    println!(
+        "  account state         {:>12.0} B per account ({} accounts)  {}",
+        per_account,
+        m.accounts,
+        judge(per_account)
+    );
     println!(
         "  RSS growth / user     {:>12.0} B  {}   (RSS {:.1} MiB -> {:.1} MiB)",
         m.rss_per_user(),
@@ -253,6 +264,7 @@ fn rss_bytes(page_size: u64) -> u64 {
 struct Feeder {
     snapshot: Snapshot,
     evaluator: Evaluator,
+    graph: AccountGraph,
     clock: ValidationClock,
     scratch: Vec<u8>,
     transactions: u64,
@@ -273,6 +285,7 @@ impl Feeder {
         Feeder {
             snapshot,
             evaluator: Evaluator::new(StateLimits::default()),
+            graph: AccountGraph::default(),
             clock: ValidationClock {
                 now_ms,
                 max_future_skew_ms: 300_000,
@@ -292,7 +305,7 @@ impl Feeder {
             .validate(self.clock)
             .expect("warm-up payload is valid");
         let mut throwaway = Evaluator::new(StateLimits::default());
-        let _ = throwaway.evaluate(&self.snapshot, 0, tx, None);
+        let _ = throwaway.evaluate(&self.snapshot, 0, tx, None, None);
     }
 
     fn feed(&mut self, payload: &[u8]) {
@@ -303,7 +316,10 @@ impl Feeder {
             self.invalid += 1;
             return;
         };
-        let (outcome, _tx) = self.evaluator.evaluate(&self.snapshot, 1, tx, None);
+        let facts = self.graph.observe(1, &tx, &self.snapshot.rules.detectors);
+        let (outcome, _tx) =
+            self.evaluator
+                .evaluate(&self.snapshot, 1, tx, Some(Box::new(facts)), None);
         match outcome {
             Outcome::Decided(_) => self.transactions += 1,
             Outcome::Duplicate { .. } => self.duplicates += 1,
@@ -317,6 +333,8 @@ impl Feeder {
             invalid: self.invalid,
             duplicates: self.duplicates,
             state_bytes: self.evaluator.state_bytes(),
+            accounts: self.graph.account_count(),
+            account_bytes: self.graph.memory_bytes(),
             rss_before,
             rss_after,
             seconds: started.elapsed().as_secs_f64(),

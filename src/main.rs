@@ -118,6 +118,13 @@ enum Command {
         /// How the payloads write an AMLSim account id (`{}` is the id).
         #[arg(long, default_value = "A{}")]
         account_format: String,
+        /// Replace a pack param for this run (`NAME=VALUE`, repeatable), e.g. a shadow threshold.
+        #[arg(long = "set", value_name = "NAME=VALUE")]
+        set: Vec<String>,
+        /// Run once per value of a pack param and print, per run, the review load and the
+        /// per-typology recall (`NAME=V1,V2,...`; needs the alert files).
+        #[arg(long, value_name = "NAME=V1,V2,...", requires = "alert_transactions")]
+        sweep: Option<String>,
     },
 }
 
@@ -616,8 +623,16 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             alert_transactions,
             alert_accounts,
             account_format,
+            set,
+            sweep,
         } => {
             let settings = settings(&cli.common, None)?;
+            let mut params = std::collections::BTreeMap::new();
+            for assignment in &set {
+                let (name, value) = vigil::replay::parse_assignment(assignment)
+                    .with_context(|| format!("--set {assignment}"))?;
+                params.insert(name, value);
+            }
             let alerts = match (alert_transactions, &labels) {
                 (Some(transactions), Some(references)) => Some(vigil::replay::alerts::AlertFiles {
                     transactions,
@@ -641,7 +656,24 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 }),
                 out,
                 alerts,
+                params,
             };
+            if let Some(sweep) = sweep {
+                let (name, values) = vigil::replay::parse_sweep(&sweep)
+                    .with_context(|| format!("--sweep {sweep}"))?;
+                let runs = tokio::task::spawn_blocking(move || {
+                    vigil::replay::sweep(&options, &name, &values)
+                })
+                .await
+                .context("replay thread")?
+                .context("replaying")?;
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&runs)?);
+                } else {
+                    print!("{}", vigil::replay::render_sweep(&runs));
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
             // The replay drives shard queues with blocking sends: keep it off the async workers.
             let report = tokio::task::spawn_blocking(move || vigil::replay::run(&options))
                 .await

@@ -485,6 +485,7 @@ async fn rebuild_state(
                 raw: bytes::Bytes::from(stored.payload.into_bytes()),
                 intake: Intake::Async,
                 reply: None,
+                graph: None,
             })
             .await
             .map_err(closed)?;

@@ -15,6 +15,35 @@ use crate::model::decision::RuleMode;
 use crate::model::{Action, Decision, Transaction};
 use crate::store::{iso_time, new_id};
 
+/// The cases a non-approved decision opens or joins, as (account, typology): one per active hit
+/// of a rule that reads a detector, on the account the detector's finding is about; a decision
+/// without such a hit goes to its customer's case (`own_account`, "transaction").
+pub fn case_keys(own_account: &str, decision: &Decision) -> Vec<(String, String)> {
+    let mut keys: Vec<(String, String)> = Vec::new();
+    for hit in &decision.rules {
+        if hit.mode != RuleMode::Active {
+            continue;
+        }
+        let (Some(detector), Some(account)) = (
+            hit.detector,
+            hit.evidence
+                .as_ref()
+                .and_then(|e| e.get("account"))
+                .and_then(Value::as_str),
+        ) else {
+            continue;
+        };
+        let key = (account.to_owned(), detector.as_str().to_owned());
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    if keys.is_empty() {
+        keys.push((own_account.to_owned(), "transaction".to_owned()));
+    }
+    keys
+}
+
 /// One non-approved decision, as cases need it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Alert {
@@ -30,9 +59,69 @@ pub struct Alert {
     pub priority: Priority,
     pub rule_result: String,
     pub reason: String,
+    /// For an account-level case: the account, the typology and the detector's evidence.
+    pub account: Option<AccountFinding>,
+}
+
+/// A detector's finding about one account: opens or joins the account's case for the typology.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AccountFinding {
+    pub account: String,
+    pub typology: String,
+    pub evidence: Value,
+}
+
+impl AccountFinding {
+    /// The case's record name, which also identifies it: one open case per (account, typology).
+    fn record_name(&self) -> String {
+        format!("{} · {}", self.account, self.typology)
+    }
 }
 
 impl Alert {
+    /// The alerts of a decision: one per account-level finding of an active detector rule, else
+    /// one for the customer's case; none for an approved decision.
+    pub fn from_decision_all(
+        business_id: i64,
+        tx: &Transaction,
+        decision: &Decision,
+    ) -> Vec<Alert> {
+        let Some(base) = Alert::from_decision(business_id, tx, decision) else {
+            return Vec::new();
+        };
+        let mut alerts = Vec::new();
+        for hit in &decision.rules {
+            let (RuleMode::Active, Some(detector), Some(evidence)) =
+                (hit.mode, hit.detector, hit.evidence.as_ref())
+            else {
+                continue;
+            };
+            let Some(account) = evidence.get("account").and_then(Value::as_str) else {
+                continue;
+            };
+            let finding = AccountFinding {
+                account: account.to_owned(),
+                typology: detector.as_str().to_owned(),
+                evidence: evidence.clone(),
+            };
+            if alerts.iter().any(|a: &Alert| {
+                a.account
+                    .as_ref()
+                    .is_some_and(|f| f.record_name() == finding.record_name())
+            }) {
+                continue;
+            }
+            alerts.push(Alert {
+                account: Some(finding),
+                ..base.clone()
+            });
+        }
+        if alerts.is_empty() {
+            alerts.push(base);
+        }
+        alerts
+    }
+
     /// The alert of a decision, or `None` for an approved one.
     pub fn from_decision(business_id: i64, tx: &Transaction, decision: &Decision) -> Option<Alert> {
         let action = decision.action();
@@ -60,11 +149,22 @@ impl Alert {
             priority,
             rule_result: decision.rule_result.clone(),
             reason: decision.reason.message.clone(),
+            account: None,
         })
     }
 
-    /// The case title: the triggered rules' names.
+    /// The case title: the typology and account, or the triggered rules' names.
     pub fn title(&self) -> String {
+        if let Some(finding) = &self.account {
+            return truncate(
+                &format!(
+                    "{} on account {}",
+                    finding.typology.replace('_', "-"),
+                    finding.account
+                ),
+                200,
+            );
+        }
         let title = if self.rules.is_empty() {
             "Transaction flagged for review".to_owned()
         } else {
@@ -86,12 +186,46 @@ impl Alert {
         if !self.reason.is_empty() && self.reason != "no rule triggered" {
             text.push_str(&format!(" Decisive rule: {}.", self.reason));
         }
+        if let Some(finding) = &self.account {
+            let legs = finding.evidence.get("legs").and_then(Value::as_array);
+            let accounts = finding.evidence.get("accounts").and_then(Value::as_array);
+            text.push_str(&format!(
+                " Detector {} on account {}: {} accounts involved, {} payments in evidence.",
+                finding.typology,
+                finding.account,
+                accounts.map_or(0, Vec::len),
+                legs.map_or(0, Vec::len)
+            ));
+        }
         truncate(&text, 2000)
     }
 
     fn summary(&self) -> Value {
-        json!({"transactionId": self.transaction_id, "reference": self.reference,
-            "action": self.action.as_str(), "riskScore": self.risk_score, "rules": self.rules})
+        let mut summary = json!({"transactionId": self.transaction_id, "reference": self.reference,
+            "action": self.action.as_str(), "riskScore": self.risk_score, "rules": self.rules});
+        if let Some(finding) = &self.account {
+            summary["typology"] = json!(finding.typology);
+            summary["evidence"] = finding.evidence.clone();
+        }
+        summary
+    }
+
+    /// The subject and the record that identify the case this alert opens or joins.
+    fn case_record(&self) -> (&str, &'static str, String, String) {
+        match &self.account {
+            Some(finding) => (
+                finding.account.as_str(),
+                "account",
+                finding.account.clone(),
+                finding.record_name(),
+            ),
+            None => (
+                self.user_id.as_str(),
+                "transaction",
+                self.transaction_id.clone(),
+                self.reference.clone(),
+            ),
+        }
     }
 }
 
@@ -122,15 +256,32 @@ async fn open_or_append_one(
     now: i64,
 ) -> Result<(), sqlx::Error> {
     let actor = Actor::system();
-    let open: Option<(String, String, String)> = sqlx::query_as(
-        "SELECT id, status, priority FROM cases WHERE business_id = $1 AND module = $2 \
-         AND subject_id = $3 AND status IN ('open', 'in progress')",
-    )
-    .bind(alert.business_id)
-    .bind(TRANSACTION_MONITORING)
-    .bind(&alert.user_id)
-    .fetch_optional(&mut *conn)
-    .await?;
+    let (subject, record_type, record_id, record_name) = alert.case_record();
+    // A customer's transactions join its open transaction case; a detector's finding joins the
+    // open case of its (account, typology).
+    let open: Option<(String, String, String)> = if record_type == "account" {
+        sqlx::query_as(
+            "SELECT id, status, priority FROM cases WHERE business_id = $1 AND module = $2 \
+             AND record_type = 'account' AND record_name = $3 \
+             AND status IN ('open', 'in progress')",
+        )
+        .bind(alert.business_id)
+        .bind(TRANSACTION_MONITORING)
+        .bind(&record_name)
+        .fetch_optional(&mut *conn)
+        .await?
+    } else {
+        sqlx::query_as(
+            "SELECT id, status, priority FROM cases WHERE business_id = $1 AND module = $2 \
+             AND subject_id = $3 AND record_type <> 'account' \
+             AND status IN ('open', 'in progress')",
+        )
+        .bind(alert.business_id)
+        .bind(TRANSACTION_MONITORING)
+        .bind(subject)
+        .fetch_optional(&mut *conn)
+        .await?
+    };
     if let Some((case_id, status, priority)) = open {
         let old = Priority::parse(&priority).unwrap_or(Priority::Low);
         let new = old.max(alert.priority);
@@ -194,20 +345,20 @@ async fn open_or_append_one(
         }
     }
     let case_id = new_id();
-    let record =
-        json!({"id": alert.transaction_id, "type": "transaction", "name": alert.reference});
+    let record = json!({"id": record_id, "type": record_type, "name": record_name});
     sqlx::query(
         "INSERT INTO cases (id, business_id, module, record_id, record_type, record_name, \
          subject_id, title, description, priority, status, is_escalated, version, \
          created_at_ms, updated_at_ms) \
-         VALUES ($1, $2, $3, $4, 'transaction', $5, $6, $7, $8, $9, 'open', 0, 0, $10, $10)",
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'open', 0, 0, $11, $11)",
     )
     .bind(&case_id)
     .bind(alert.business_id)
     .bind(TRANSACTION_MONITORING)
-    .bind(&alert.transaction_id)
-    .bind(&alert.reference)
-    .bind(&alert.user_id)
+    .bind(&record_id)
+    .bind(record_type)
+    .bind(&record_name)
+    .bind(subject)
     .bind(alert.title())
     .bind(alert.description())
     .bind(alert.priority.as_str())
@@ -228,7 +379,7 @@ async fn open_or_append_one(
     let created = json!({
         "module": TRANSACTION_MONITORING, "record": record, "title": alert.title(),
         "description": alert.description(), "priority": alert.priority.as_str(),
-        "status": "open", "isEscalated": false, "subject": alert.user_id,
+        "status": "open", "isEscalated": false, "subject": subject,
         "alerts": {alert.transaction_id.clone(): alert.summary()}, "createdAt": iso_time(now),
     });
     audit::record(

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use rhai::Scope;
 use uuid::Uuid;
 
+use super::accounts::GraphFacts;
 use super::rules::{RuleInput, RuleSet};
 use super::state::{
     counterparty_hash, device_hash, reference_hash, seconds, Event, StateLimits, UserState,
@@ -179,6 +180,7 @@ impl Evaluator {
         snapshot: &Snapshot,
         tenant: i64,
         tx: Transaction,
+        graph: Option<Box<GraphFacts>>,
         observer: Option<&dyn RuleObserver>,
     ) -> (Outcome, Transaction) {
         let id = transaction_id(tenant, &tx.reference, tx.event_time_ms);
@@ -223,6 +225,7 @@ impl Evaluator {
             known_devices,
             lists,
             screening: screening.facts,
+            graph: graph.unwrap_or_default(),
         });
         let rules = &snapshot.rules;
         let mut evaluation = rules.evaluate(&input, &mut self.scope);
@@ -234,7 +237,8 @@ impl Evaluator {
         if let Some(observer) = observer {
             observer.observe(rules, &evaluation);
         }
-        let verdict = rules.verdict(&evaluation);
+        let mut verdict = rules.verdict(&evaluation);
+        rules.attach_evidence(&evaluation, &mut verdict, &input.graph);
         let input = Arc::try_unwrap(input).unwrap_or_else(|shared| (*shared).clone());
         let tx = input.tx;
         self.recent = input.recent;

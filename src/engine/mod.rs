@@ -1,12 +1,14 @@
 //! The sharded evaluator.
 //!
-//! Sources (the HTTP intake, later Kafka) hand validated transactions to the [`Engine`], whose
+//! Sources (the HTTP intake, Kafka) hand validated transactions to the [`Engine`]. Each passes the
+//! account stage ([`accounts`]: both accounts' history and the cross-account detectors) and the
 //! router hashes (tenant, `uniqueId`) with a stable hash to one of N shard threads. Each shard owns
 //! its users' state outright and evaluates events in arrival order against one [`Snapshot`] per
 //! event (rules, lists, screener), taken from an arc-swap. Outputs go to a [`DecisionSink`]
 //! (the store's group-commit writer in `serve`, a direct reply in `replay` and tests), which
 //! answers the source once the decision is durable.
 
+pub mod accounts;
 pub mod evaluator;
 pub mod lists;
 pub mod router;
@@ -95,6 +97,8 @@ pub struct EvaluateJob {
     pub raw: Bytes,
     pub intake: Intake,
     pub reply: Option<Reply>,
+    /// The account stage's facts about the payment (filled in by the stage).
+    pub graph: Option<Box<accounts::GraphFacts>>,
 }
 
 /// What a shard emits for every evaluated transaction.

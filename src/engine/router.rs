@@ -1,4 +1,5 @@
-//! The router: starts the shard threads and sends each message to the shard that owns its user.
+//! The router: starts the account stage and the shard threads; every message passes the stage
+//! (which adds the account-graph facts to transactions) on its way to the shard that owns its user.
 //!
 //! The shard of (tenant, user) is `xxh3(tenant ‖ 0 ‖ user) mod N`: stable across processes and
 //! restarts, so state rebuilt at start lands where new events for the same user will go. Queues are
@@ -10,6 +11,7 @@ use std::thread::JoinHandle;
 use tokio::sync::{mpsc, oneshot};
 use xxhash_rust::xxh3::Xxh3;
 
+use super::accounts::stage::{self, StageContext, StageMsg};
 use super::shard::{self, ShardContext, ShardMsg, ShardStats, StateRecord};
 use super::state::{StateLimits, UserState};
 use super::{DecisionSink, EvaluateJob, SharedSnapshot};
@@ -31,7 +33,11 @@ pub struct EngineOptions {
 }
 
 pub struct Engine {
-    senders: Vec<mpsc::Sender<ShardMsg>>,
+    /// The account stage, in front of every shard: all messages pass it, in order.
+    stage: mpsc::Sender<StageMsg>,
+    shards: usize,
+    /// The shards' queues, for their depth only (messages go through the stage).
+    shard_queues: Vec<mpsc::Sender<ShardMsg>>,
     threads: Vec<JoinHandle<()>>,
     snapshot: SharedSnapshot,
 }
@@ -64,7 +70,7 @@ impl Engine {
     ) -> std::io::Result<Engine> {
         let shards = options.shards.max(1);
         let mut senders = Vec::with_capacity(shards);
-        let mut threads = Vec::with_capacity(shards);
+        let mut threads = Vec::with_capacity(shards + 1);
         for index in 0..shards {
             let (sender, receiver) = mpsc::channel(options.queue_capacity.max(1));
             let context = ShardContext {
@@ -80,8 +86,23 @@ impl Engine {
             senders.push(sender);
             threads.push(thread);
         }
+        let (stage, receiver) = mpsc::channel(options.queue_capacity.max(1));
+        let shard_queues = senders.clone();
+        let context = StageContext {
+            snapshot: snapshot.clone(),
+            shards: senders,
+        };
+        // The stage goes first in `threads`: joined first, it closes the shards' queues.
+        threads.insert(
+            0,
+            std::thread::Builder::new()
+                .name("vigil-accounts".into())
+                .spawn(move || stage::run(context, receiver))?,
+        );
         Ok(Engine {
-            senders,
+            stage,
+            shards,
+            shard_queues,
             threads,
             snapshot,
         })
@@ -92,57 +113,54 @@ impl Engine {
     }
 
     pub fn shard_count(&self) -> usize {
-        self.senders.len()
+        self.shards
     }
 
-    fn sender(&self, tenant: i64, user: &str) -> &mpsc::Sender<ShardMsg> {
-        &self.senders[shard_of(tenant, user, self.senders.len())]
-    }
-
-    /// Queues a transaction, waiting for room on its shard.
-    pub async fn submit(&self, job: EvaluateJob) -> Result<(), EngineError> {
-        let sender = self.sender(job.tenant, &job.tx.user_id).clone();
-        sender
-            .send(ShardMsg::Evaluate(job))
+    async fn send(&self, message: StageMsg) -> Result<(), EngineError> {
+        self.stage
+            .send(message)
             .await
             .map_err(|_| EngineError::Closed)
+    }
+
+    fn send_blocking(&self, message: StageMsg) -> Result<(), EngineError> {
+        self.stage
+            .blocking_send(message)
+            .map_err(|_| EngineError::Closed)
+    }
+
+    fn forward(&self, tenant: i64, user: &str, message: ShardMsg) -> StageMsg {
+        StageMsg::Forward(shard_of(tenant, user, self.shards), message)
+    }
+
+    /// Queues a transaction, waiting for room.
+    pub async fn submit(&self, job: EvaluateJob) -> Result<(), EngineError> {
+        self.send(StageMsg::Evaluate(job)).await
     }
 
     /// The shard that owns (tenant, user).
     pub fn shard_for(&self, tenant: i64, user: &str) -> usize {
-        shard_of(tenant, user, self.senders.len())
+        shard_of(tenant, user, self.shards)
     }
 
-    /// Hands `jobs`, all owned by shard `shard` (see [`Self::shard_for`]), over in one message;
-    /// they are evaluated in order.
-    pub fn submit_batch_blocking(
-        &self,
-        shard: usize,
-        jobs: Vec<EvaluateJob>,
-    ) -> Result<(), EngineError> {
-        self.senders
-            .get(shard)
-            .ok_or(EngineError::Closed)?
-            .blocking_send(ShardMsg::EvaluateBatch(jobs))
-            .map_err(|_| EngineError::Closed)
+    /// Hands `jobs` (any users, in arrival order) over in one message; each user's jobs are
+    /// evaluated in that order.
+    pub fn submit_batch_blocking(&self, jobs: Vec<EvaluateJob>) -> Result<(), EngineError> {
+        self.send_blocking(StageMsg::EvaluateBatch(jobs))
     }
 
-    /// Queues a transaction from a thread outside the async runtime (replay).
+    /// Queues a transaction from a thread outside the async runtime (replay, Kafka).
     pub fn submit_blocking(&self, job: EvaluateJob) -> Result<(), EngineError> {
-        self.sender(job.tenant, &job.tx.user_id)
-            .blocking_send(ShardMsg::Evaluate(job))
-            .map_err(|_| EngineError::Closed)
+        self.send_blocking(StageMsg::Evaluate(job))
     }
 
-    /// Adds a stored transaction to its user's state without evaluating it.
+    /// Adds a stored transaction to its user's and its accounts' state without evaluating it.
     pub async fn restore(&self, tenant: i64, tx: Transaction) -> Result<(), EngineError> {
-        self.sender(tenant, &tx.user_id)
-            .send(ShardMsg::Restore {
-                tenant,
-                tx: Box::new(tx),
-            })
-            .await
-            .map_err(|_| EngineError::Closed)
+        self.send(StageMsg::Restore {
+            tenant,
+            tx: Box::new(tx),
+        })
+        .await
     }
 
     /// Seeds a user's long-term profile from history older than the replayed window.
@@ -154,17 +172,18 @@ impl Engine {
         last_ms: i64,
         count: u32,
     ) -> Result<(), EngineError> {
-        self.sender(tenant, &user)
-            .clone()
-            .send(ShardMsg::RestoreProfile {
+        let shard = shard_of(tenant, &user, self.shards);
+        self.send(StageMsg::Forward(
+            shard,
+            ShardMsg::RestoreProfile {
                 tenant,
                 user,
                 first_ms,
                 last_ms,
                 count,
-            })
-            .await
-            .map_err(|_| EngineError::Closed)
+            },
+        ))
+        .await
     }
 
     pub async fn register_device(
@@ -173,25 +192,26 @@ impl Engine {
         user: &str,
         device: &str,
     ) -> Result<(), EngineError> {
-        self.sender(tenant, user)
-            .send(ShardMsg::RegisterDevice {
+        let message = self.forward(
+            tenant,
+            user,
+            ShardMsg::RegisterDevice {
                 tenant,
                 user: user.to_owned(),
                 device: device.to_owned(),
-            })
-            .await
-            .map_err(|_| EngineError::Closed)
+            },
+        );
+        self.send(message).await
     }
 
-    /// Waits until every shard has handled everything queued before this call.
+    /// Waits until every shard (and the account stage before them) has handled everything
+    /// queued before this call.
     pub async fn barrier(&self) -> Result<Vec<ShardStats>, EngineError> {
-        let mut waits = Vec::with_capacity(self.senders.len());
-        for sender in &self.senders {
+        let mut waits = Vec::with_capacity(self.shards);
+        for shard in 0..self.shards {
             let (reply, wait) = oneshot::channel();
-            sender
-                .send(ShardMsg::Barrier(reply))
-                .await
-                .map_err(|_| EngineError::Closed)?;
+            self.send(StageMsg::Forward(shard, ShardMsg::Barrier(reply)))
+                .await?;
             waits.push(wait);
         }
         let mut stats = Vec::with_capacity(waits.len());
@@ -203,12 +223,10 @@ impl Engine {
 
     /// The blocking form of [`Engine::barrier`], for threads outside the runtime.
     pub fn barrier_blocking(&self) -> Result<Vec<ShardStats>, EngineError> {
-        let mut waits = Vec::with_capacity(self.senders.len());
-        for sender in &self.senders {
+        let mut waits = Vec::with_capacity(self.shards);
+        for shard in 0..self.shards {
             let (reply, wait) = oneshot::channel();
-            sender
-                .blocking_send(ShardMsg::Barrier(reply))
-                .map_err(|_| EngineError::Closed)?;
+            self.send_blocking(StageMsg::Forward(shard, ShardMsg::Barrier(reply)))?;
             waits.push(wait);
         }
         waits
@@ -217,15 +235,21 @@ impl Engine {
             .collect()
     }
 
+    /// Accounts the account stage holds and the bytes their state takes, once everything queued
+    /// before this call has passed it.
+    pub fn account_stats_blocking(&self) -> Result<(usize, usize), EngineError> {
+        let (reply, wait) = oneshot::channel();
+        self.send_blocking(StageMsg::Flush(reply))?;
+        wait.blocking_recv().map_err(|_| EngineError::Closed)
+    }
+
     /// Collects, from every shard, the state of each streamed user changed since the last call.
     /// Everything queued before this call has been evaluated (and handed to the sink) first.
     pub fn changelog_blocking(&self) -> Result<Vec<StateRecord>, EngineError> {
-        let mut waits = Vec::with_capacity(self.senders.len());
-        for sender in &self.senders {
+        let mut waits = Vec::with_capacity(self.shards);
+        for shard in 0..self.shards {
             let (reply, wait) = oneshot::channel();
-            sender
-                .blocking_send(ShardMsg::Changelog(reply))
-                .map_err(|_| EngineError::Closed)?;
+            self.send_blocking(StageMsg::Forward(shard, ShardMsg::Changelog(reply)))?;
             waits.push(wait);
         }
         let mut records = Vec::new();
@@ -243,24 +267,28 @@ impl Engine {
         partition: i32,
         state: Option<UserState>,
     ) -> Result<(), EngineError> {
-        self.sender(tenant, user)
-            .blocking_send(ShardMsg::ImportState {
+        let message = self.forward(
+            tenant,
+            user,
+            ShardMsg::ImportState {
                 tenant,
                 user: user.to_owned(),
                 partition,
                 state: state.map(Box::new),
-            })
-            .map_err(|_| EngineError::Closed)
+            },
+        );
+        self.send_blocking(message)
     }
 
     /// Drops the state of the streamed users of `partitions` on every shard; answers how many.
     pub fn forget_partitions_blocking(&self, partitions: &[i32]) -> Result<usize, EngineError> {
-        let mut waits = Vec::with_capacity(self.senders.len());
-        for sender in &self.senders {
+        let mut waits = Vec::with_capacity(self.shards);
+        for shard in 0..self.shards {
             let (reply, wait) = oneshot::channel();
-            sender
-                .blocking_send(ShardMsg::ForgetPartitions(partitions.to_vec(), reply))
-                .map_err(|_| EngineError::Closed)?;
+            self.send_blocking(StageMsg::Forward(
+                shard,
+                ShardMsg::ForgetPartitions(partitions.to_vec(), reply),
+            ))?;
             waits.push(wait);
         }
         let mut forgotten = 0;
@@ -270,17 +298,23 @@ impl Engine {
         Ok(forgotten)
     }
 
-    /// Events waiting per shard.
+    /// Messages waiting per shard (behind the account stage).
     pub fn queue_depths(&self) -> Vec<usize> {
-        self.senders
+        self.shard_queues
             .iter()
             .map(|s| s.max_capacity() - s.capacity())
             .collect()
     }
 
-    /// Stops accepting work, lets the shards drain their queues and joins them.
+    /// Messages waiting in front of the account stage.
+    pub fn stage_depth(&self) -> usize {
+        self.stage.max_capacity() - self.stage.capacity()
+    }
+
+    /// Stops accepting work, lets the stage and the shards drain their queues and joins them.
     pub fn shutdown(self) {
-        drop(self.senders);
+        drop(self.stage);
+        drop(self.shard_queues);
         for thread in self.threads {
             let _ = thread.join();
         }

@@ -222,7 +222,7 @@ fn evaluate(
         .rule_counters
         .as_deref()
         .map(|c| c as &dyn super::evaluator::RuleObserver);
-    let (outcome, tx) = evaluator.evaluate(&snapshot, job.tenant, *job.tx, observer);
+    let (outcome, tx) = evaluator.evaluate(&snapshot, job.tenant, *job.tx, job.graph, observer);
     drop(snapshot);
     if let Intake::Stream(partition) = job.intake {
         streamed.touched(job.tenant, &tx.user_id, partition);

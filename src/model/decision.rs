@@ -166,6 +166,51 @@ pub struct RuleHit {
     /// The goAML report code the rule marks the transaction with (e.g. `CTR`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reportable: Option<String>,
+    /// The account-graph detector the rule reads, if any (`fan_in`, `cycle`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detector: Option<Detector>,
+    /// What the detector saw: `account`, `accounts`, `legs` (reference, from, to, amount, at),
+    /// `firstAt`, `lastAt` (Unix seconds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub evidence: Option<serde_json::Value>,
+}
+
+/// The detectors, as rules name them in their metadata (`detector = "fan_in"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Detector {
+    FanIn,
+    FanOut,
+    GatherScatter,
+    ScatterGather,
+    Layered,
+    Cycle,
+    PassThrough,
+}
+
+impl Detector {
+    pub const ALL: [Detector; 7] = [
+        Detector::FanIn,
+        Detector::FanOut,
+        Detector::GatherScatter,
+        Detector::ScatterGather,
+        Detector::Layered,
+        Detector::Cycle,
+        Detector::PassThrough,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Detector::FanIn => "fan_in",
+            Detector::FanOut => "fan_out",
+            Detector::GatherScatter => "gather_scatter",
+            Detector::ScatterGather => "scatter_gather",
+            Detector::Layered => "layered",
+            Detector::Cycle => "cycle",
+            Detector::PassThrough => "pass_through",
+        }
+    }
 }
 
 /// A rule that failed while evaluating (type error, sandbox limit): not a hit, but never hidden.

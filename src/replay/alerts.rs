@@ -136,8 +136,11 @@ impl Alerts {
 pub struct Flag<'a> {
     pub reference: &'a str,
     pub event_time_ms: i64,
-    /// The account a case would be opened for (the sending account, else the customer).
-    pub case_account: &'a str,
+    /// The account the transaction was reported for (the customer's own account).
+    pub account: &'a str,
+    /// The cases a flagged decision opens or joins, as (account, typology): one per detector
+    /// finding (on the account the finding is about), else one on `account` ("transaction").
+    pub cases: &'a [(String, String)],
     /// The other party's account, when known.
     pub counterparty_account: Option<&'a str>,
     pub flagged: bool,
@@ -172,6 +175,9 @@ pub struct AlertReport {
     pub accounts: u64,
     pub accounts_flagged: u64,
     pub accounts_flagged_share: Option<f64>,
+    /// Cases opened: distinct (account, typology).
+    pub cases: u64,
+    pub cases_by_typology: BTreeMap<String, u64>,
     pub rules: BTreeMap<String, RuleContribution>,
 }
 
@@ -182,6 +188,7 @@ pub struct AlertScore<'a> {
     found_by_rule: HashMap<String, HashSet<String>>,
     accounts: HashSet<String>,
     accounts_flagged: HashSet<String>,
+    cases: HashSet<(String, String)>,
     transactions: u64,
     transactions_flagged: u64,
 }
@@ -194,6 +201,7 @@ impl<'a> AlertScore<'a> {
             found_by_rule: HashMap::new(),
             accounts: HashSet::new(),
             accounts_flagged: HashSet::new(),
+            cases: HashSet::new(),
             transactions: 0,
             transactions_flagged: 0,
         }
@@ -201,7 +209,7 @@ impl<'a> AlertScore<'a> {
 
     pub fn observe(&mut self, flag: &Flag<'_>) {
         self.transactions += 1;
-        for account in std::iter::once(flag.case_account).chain(flag.counterparty_account) {
+        for account in std::iter::once(flag.account).chain(flag.counterparty_account) {
             if !account.is_empty() && !self.accounts.contains(account) {
                 self.accounts.insert(account.to_owned());
             }
@@ -210,8 +218,13 @@ impl<'a> AlertScore<'a> {
             return;
         }
         self.transactions_flagged += 1;
-        if !self.accounts_flagged.contains(flag.case_account) {
-            self.accounts_flagged.insert(flag.case_account.to_owned());
+        for case in flag.cases {
+            if !self.cases.contains(case) {
+                self.cases.insert(case.clone());
+            }
+            if !self.accounts_flagged.contains(&case.0) {
+                self.accounts_flagged.insert(case.0.clone());
+            }
         }
         let by_transaction = self
             .alerts
@@ -219,12 +232,10 @@ impl<'a> AlertScore<'a> {
             .get(flag.reference)
             .into_iter()
             .flatten();
-        let by_account = self
-            .alerts
-            .by_account
-            .get(flag.case_account)
-            .into_iter()
-            .flatten()
+        let by_account = flag
+            .cases
+            .iter()
+            .flat_map(|(account, _)| self.alerts.by_account.get(account).into_iter().flatten())
             .filter(|id| {
                 self.alerts.alerts.get(*id).is_some_and(|alert| {
                     (alert.start_ms..=alert.end_ms).contains(&flag.event_time_ms)
@@ -253,8 +264,15 @@ impl<'a> AlertScore<'a> {
                 self.accounts_flagged.len() as u64,
                 self.accounts.len() as u64,
             ),
+            cases: self.cases.len() as u64,
             ..AlertReport::default()
         };
+        for (_, typology) in &self.cases {
+            *report
+                .cases_by_typology
+                .entry(typology.clone())
+                .or_default() += 1;
+        }
         for (id, alert) in &self.alerts.alerts {
             let score = report.typologies.entry(alert.typology.clone()).or_default();
             let found = self.found.contains(id);
@@ -295,14 +313,23 @@ impl AlertReport {
         };
         let mut out = String::new();
         out.push_str(&format!(
-            "review load: transactions flagged {} of {} ({}), accounts flagged as case accounts {} of {} seen ({})\n",
+            "review load: transactions flagged {} of {} ({}), accounts with a case {} of {} seen ({}), cases {}\n",
             self.transactions_flagged,
             self.transactions,
             pct(self.transactions_flagged_share).trim(),
             self.accounts_flagged,
             self.accounts,
-            pct(self.accounts_flagged_share).trim()
+            pct(self.accounts_flagged_share).trim(),
+            self.cases
         ));
+        if !self.cases_by_typology.is_empty() {
+            let parts: Vec<String> = self
+                .cases_by_typology
+                .iter()
+                .map(|(t, n)| format!("{t} {n}"))
+                .collect();
+            out.push_str(&format!("cases per typology: {}\n", parts.join(", ")));
+        }
         out.push_str(&format!(
             "{:<16} {:>7} {:>7} {:>9} {:>7} {:>12}\n",
             "typology", "alerts", "found", "recall", "decoys", "decoys found"
@@ -391,12 +418,15 @@ mod tests {
         assert_eq!(alerts.len(), 3);
         let rules = vec!["T-1".to_owned()];
         let none: Vec<String> = Vec::new();
+        let case = |account: &str| vec![(account.to_owned(), "transaction".to_owned())];
+        let (case_a20, case_a40, case_a30) = (case("A20"), case("A40"), case("A30"));
         let mut score = AlertScore::new(&alerts);
         // The fan-in's member A20 flagged on another payment inside the window: found.
         score.observe(&Flag {
             reference: "X1",
             event_time_ms: ms("2017-01-09T18:00:00Z"),
-            case_account: "A20",
+            account: "A20",
+            cases: &case_a20,
             counterparty_account: Some("A99"),
             flagged: true,
             rules: &rules,
@@ -405,7 +435,8 @@ mod tests {
         score.observe(&Flag {
             reference: "X2",
             event_time_ms: ms("2017-03-02T00:00:00Z"),
-            case_account: "A40",
+            account: "A40",
+            cases: &case_a40,
             counterparty_account: None,
             flagged: true,
             rules: &rules,
@@ -414,7 +445,8 @@ mod tests {
         score.observe(&Flag {
             reference: "R4",
             event_time_ms: ms("2017-03-01T10:00:00Z"),
-            case_account: "A40",
+            account: "A40",
+            cases: &case_a40,
             counterparty_account: Some("A41"),
             flagged: false,
             rules: &none,
@@ -423,7 +455,8 @@ mod tests {
         score.observe(&Flag {
             reference: "R3",
             event_time_ms: ms("2017-02-01T10:00:00Z"),
-            case_account: "A30",
+            account: "A30",
+            cases: &case_a30,
             counterparty_account: Some("A31"),
             flagged: true,
             rules: &rules,
@@ -443,6 +476,7 @@ mod tests {
         assert_eq!(report.transactions_flagged, 3);
         // Accounts seen: A20, A99, A40, A41, A30, A31; flagged as case accounts: A20, A40, A30.
         assert_eq!((report.accounts, report.accounts_flagged), (6, 3));
+        assert_eq!(report.cases, 3);
         assert_eq!(report.accounts_flagged_share, Some(0.5));
         // T-1 helped find one SAR alert (the decoy is not counted as a find).
         assert_eq!(report.rules["T-1"].alerts_found, 1);

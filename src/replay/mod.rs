@@ -70,6 +70,8 @@ pub struct ReplayOptions {
     pub out: Option<PathBuf>,
     /// Score alerts (AMLSim's alert files).
     pub alerts: Option<AlertFiles>,
+    /// Pack params replaced for this run (`--set`, a sweep).
+    pub params: BTreeMap<String, toml::Value>,
 }
 
 /// The lists replay screens against: the configuration's, loaded as `serve` loads them.
@@ -111,8 +113,10 @@ struct Observed {
     action: Option<Action>,
     rules: Vec<String>,
     event_time_ms: i64,
-    case_account: String,
+    account: String,
     counterparty_account: Option<String>,
+    /// The cases the decision opens or joins: (account, typology).
+    cases: Vec<(String, String)>,
     /// The JSON line for `--out`, when asked for.
     line: Option<String>,
 }
@@ -122,9 +126,9 @@ struct ChannelSink {
     write_out: bool,
 }
 
-/// The account a case would be opened for: the customer's own account (the sender of a debit,
-/// the receiver of a credit), else the customer id.
-fn case_account(tx: &crate::model::Transaction) -> String {
+/// The customer's own account (the sender of a debit, the receiver of a credit), else the
+/// customer id.
+fn own_account(tx: &crate::model::Transaction) -> String {
     let data = tx.data();
     let own = match tx.direction {
         Direction::Debit => data.sender_account.as_deref(),
@@ -138,7 +142,7 @@ fn case_account(tx: &crate::model::Transaction) -> String {
 impl DecisionSink for ChannelSink {
     fn emit(&self, output: ShardOutput) {
         let tx = &output.tx;
-        let case = case_account(tx);
+        let case = own_account(tx);
         let counterparty = tx.counterparty_account().map(str::to_owned);
         let observed = match output.outcome {
             Outcome::Decided(decision) => {
@@ -159,13 +163,19 @@ impl DecisionSink for ChannelSink {
                     })
                     .to_string()
                 });
+                let cases = if decision.action() == Action::Approved {
+                    Vec::new()
+                } else {
+                    crate::cases::auto::case_keys(&case, &decision)
+                };
                 Observed {
                     reference: tx.reference.clone(),
                     action: Some(decision.action()),
                     rules: decision.rules.iter().map(|r| r.id.clone()).collect(),
                     event_time_ms: tx.event_time_ms,
-                    case_account: case,
+                    account: case,
                     counterparty_account: counterparty,
+                    cases,
                     line,
                 }
             }
@@ -174,8 +184,9 @@ impl DecisionSink for ChannelSink {
                 action: None,
                 rules: Vec::new(),
                 event_time_ms: tx.event_time_ms,
-                case_account: case,
+                account: case,
                 counterparty_account: counterparty,
+                cases: Vec::new(),
                 line: None,
             },
         };
@@ -274,6 +285,123 @@ fn ratio(numerator: u64, denominator: u64) -> Option<f64> {
     (denominator > 0).then(|| numerator as f64 / denominator as f64)
 }
 
+/// Why a `--set` or `--sweep` argument does not parse.
+#[derive(Debug, Error)]
+#[error("{0}")]
+pub struct ParamError(String);
+
+fn param_value(text: &str) -> Result<toml::Value, ParamError> {
+    let table: toml::Table = toml::from_str(&format!("v = {}", text.trim())).map_err(|_| {
+        ParamError(format!(
+            "{text:?} is not a TOML value (write floats as 2.0)"
+        ))
+    })?;
+    table
+        .get("v")
+        .cloned()
+        .ok_or_else(|| ParamError(format!("{text:?} is not a value")))
+}
+
+/// `NAME=VALUE` (a TOML value: `5`, `2.5`, `true`, `"text"`).
+pub fn parse_assignment(text: &str) -> Result<(String, toml::Value), ParamError> {
+    let (name, value) = text
+        .split_once('=')
+        .ok_or_else(|| ParamError("expected NAME=VALUE".into()))?;
+    Ok((name.trim().to_owned(), param_value(value)?))
+}
+
+/// `NAME=V1,V2,...`.
+pub fn parse_sweep(text: &str) -> Result<(String, Vec<toml::Value>), ParamError> {
+    let (name, values) = text
+        .split_once('=')
+        .ok_or_else(|| ParamError("expected NAME=V1,V2,...".into()))?;
+    let values = values
+        .split(',')
+        .map(param_value)
+        .collect::<Result<Vec<_>, _>>()?;
+    if values.is_empty() {
+        return Err(ParamError("no values to sweep".into()));
+    }
+    Ok((name.trim().to_owned(), values))
+}
+
+/// One run of a sweep.
+#[derive(Debug, Clone, Serialize)]
+pub struct SweepRun {
+    pub param: String,
+    pub value: String,
+    pub report: ReplayReport,
+}
+
+/// Replays once per value of one pack param (the rest of the options as given).
+pub fn sweep(
+    options: &ReplayOptions,
+    name: &str,
+    values: &[toml::Value],
+) -> Result<Vec<SweepRun>, ReplayError> {
+    let mut runs = Vec::with_capacity(values.len());
+    for value in values {
+        let mut run_options = options.clone();
+        run_options.out = None;
+        run_options.params.insert(name.to_owned(), value.clone());
+        runs.push(SweepRun {
+            param: name.to_owned(),
+            value: value.to_string(),
+            report: run(&run_options)?,
+        });
+    }
+    Ok(runs)
+}
+
+/// The sweep as a table: per value, the review load and each typology's alert recall.
+pub fn render_sweep(runs: &[SweepRun]) -> String {
+    let mut typologies: Vec<String> = runs
+        .iter()
+        .filter_map(|r| r.report.alerts.as_ref())
+        .flat_map(|a| {
+            a.typologies
+                .iter()
+                .filter(|(_, s)| s.alerts > 0)
+                .map(|(t, _)| t.clone())
+        })
+        .collect();
+    typologies.sort();
+    typologies.dedup();
+    let mut out = format!(
+        "{:<28} {:>8} {:>8} {:>7}",
+        runs.first().map_or("param", |r| r.param.as_str()),
+        "tx %",
+        "acct %",
+        "cases"
+    );
+    for typology in &typologies {
+        out.push_str(&format!(
+            " {:>9}",
+            typology.chars().take(9).collect::<String>()
+        ));
+    }
+    out.push('\n');
+    for run in runs {
+        let Some(alerts) = &run.report.alerts else {
+            continue;
+        };
+        let pct = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{:.2}", v * 100.0));
+        out.push_str(&format!(
+            "{:<28} {:>8} {:>8} {:>7}",
+            run.value,
+            pct(alerts.transactions_flagged_share),
+            pct(alerts.accounts_flagged_share),
+            alerts.cases
+        ));
+        for typology in &typologies {
+            let recall = alerts.typologies.get(typology).and_then(|s| s.recall);
+            out.push_str(&format!(" {:>9}", pct(recall)));
+        }
+        out.push('\n');
+    }
+    out
+}
+
 /// Runs the replay and returns its report.
 pub fn run(options: &ReplayOptions) -> Result<ReplayReport, ReplayError> {
     let labels = match &options.labels {
@@ -284,7 +412,11 @@ pub fn run(options: &ReplayOptions) -> Result<ReplayReport, ReplayError> {
         Some(files) => Some(Alerts::load(files)?),
         None => None,
     };
-    let rules = Arc::new(RuleSet::load(&options.rules_dir, options.sandbox)?);
+    let rules = Arc::new(RuleSet::load_with_params(
+        &options.rules_dir,
+        options.sandbox,
+        &options.params,
+    )?);
     let metrics = Metrics::new();
     // Screening as serving loads it: every configured list, or refuse to run (a replay that
     // silently skipped a list would not be what serving does).
@@ -348,11 +480,10 @@ pub fn run(options: &ReplayOptions) -> Result<ReplayReport, ReplayError> {
     let mut invalid_samples = Vec::new();
     let mut submitted = 0usize;
     let now_ms = chrono::Utc::now().timestamp_millis();
-    // Jobs go to the shards in small batches (per shard, in file order).
-    const BATCH: usize = 64;
-    let mut batches: Vec<Vec<EvaluateJob>> = (0..engine.shard_count())
-        .map(|_| Vec::with_capacity(BATCH))
-        .collect();
+    // Jobs go to the engine in small batches, in file order (the account stage splits them per
+    // shard).
+    const BATCH: usize = 256;
+    let mut batch: Vec<EvaluateJob> = Vec::with_capacity(BATCH);
     loop {
         if options.limit.is_some_and(|limit| submitted >= limit) {
             break;
@@ -380,19 +511,18 @@ pub fn run(options: &ReplayOptions) -> Result<ReplayReport, ReplayError> {
             .and_then(|p| p.validate(clock).map_err(|e| format!("{e:?}")));
         match parsed {
             Ok(tx) => {
-                let shard = engine.shard_for(1, &tx.user_id);
-                let batch = &mut batches[shard];
                 batch.push(EvaluateJob {
                     tenant: 1,
                     tx: Box::new(tx),
                     raw: bytes::Bytes::new(),
                     intake: Intake::Replay,
                     reply: None,
+                    graph: None,
                 });
                 if batch.len() == BATCH {
-                    let full = std::mem::replace(batch, Vec::with_capacity(BATCH));
+                    let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
                     engine
-                        .submit_batch_blocking(shard, full)
+                        .submit_batch_blocking(full)
                         .map_err(|_| ReplayError::Engine)?;
                 }
                 submitted += 1;
@@ -405,12 +535,10 @@ pub fn run(options: &ReplayOptions) -> Result<ReplayReport, ReplayError> {
             }
         }
     }
-    for (shard, batch) in batches.into_iter().enumerate() {
-        if !batch.is_empty() {
-            engine
-                .submit_batch_blocking(shard, batch)
-                .map_err(|_| ReplayError::Engine)?;
-        }
+    if !batch.is_empty() {
+        engine
+            .submit_batch_blocking(batch)
+            .map_err(|_| ReplayError::Engine)?;
     }
     engine.barrier_blocking().map_err(|_| ReplayError::Engine)?;
     engine.shutdown();
@@ -465,7 +593,8 @@ fn collect(
             scoring.observe(&Flag {
                 reference: &observed.reference,
                 event_time_ms: observed.event_time_ms,
-                case_account: &observed.case_account,
+                account: &observed.account,
+                cases: &observed.cases,
                 counterparty_account: observed.counterparty_account.as_deref(),
                 flagged: action != Action::Approved,
                 rules: &observed.rules,

@@ -219,9 +219,11 @@ async fn write_batch(
                     decided_at_ms: encoded.decided_at_ms,
                 };
                 let id = decision.transaction_id.as_str();
-                if let Some(alert) = Alert::from_decision(output.tenant, &output.tx, decision) {
-                    alerts.push(alert);
-                }
+                alerts.extend(Alert::from_decision_all(
+                    output.tenant,
+                    &output.tx,
+                    decision,
+                ));
                 if output.intake == Intake::Async {
                     results.push((output.tenant, id, columns.json));
                     completions.push((output.tenant, output.tx.reference.as_str(), id, columns));

@@ -122,6 +122,7 @@ pub async fn instant(
             raw: body.raw,
             intake: Intake::Instant,
             reply: Some(reply),
+            graph: None,
         })
         .await
         .map_err(|_| ApiError::unavailable("the engine is shutting down"))?;
@@ -206,6 +207,7 @@ pub async fn submit(
                 raw: body.raw,
                 intake: Intake::Async,
                 reply: None,
+                graph: None,
             })
             .await
             .map_err(|_| ApiError::unavailable("the engine is shutting down"))?;

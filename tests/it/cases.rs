@@ -580,3 +580,89 @@ async fn manual_cases_are_created_listed_filtered_and_paged(backend: Backend) {
     }
     h.stop().await;
 }
+
+/// A pack with one detector rule: fan-in of first-time, one-off senders (3 on 3 days).
+fn write_fan_in_pack(dir: &std::path::Path) {
+    std::fs::create_dir_all(dir).expect("rules dir");
+    std::fs::write(
+        dir.join("pack.toml"),
+        "[pack]\nname = \"fan-in\"\nversion = \"1\"\n\n[decision]\nreview = 0.5\nreject = 0.9\n",
+    )
+    .expect("pack");
+    std::fs::write(
+        dir.join("F-1.rhai"),
+        "//! id = \"F-1\"\n//! name = \"Fan-in\"\n//! description = \"Fan-in.\"\n\
+         //! severity = \"high\"\n//! score = 0.6\n//! detector = \"fan_in\"\n\
+         graph.new_pair && receiver.fan_in_30d >= 3 && receiver.fan_in_days >= 3\n",
+    )
+    .expect("rule");
+}
+
+fn payment(reference: &str, from: &str, to: &str, date: &str) -> Value {
+    let mut body = tx(reference, &format!("u-{from}"), 500.0, date);
+    body["transactionData"]["senderAccount"] = json!(from);
+    body["transactionData"]["receiverAccount"] = json!(to);
+    body
+}
+
+/// Detector findings open one case per (account, typology), carrying the evidence; later
+/// findings about the same account join it, whoever the paying customer is.
+#[tokio::test]
+async fn a_typology_finding_opens_one_case_per_account_and_typology_with_its_evidence() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_fan_in_pack(&dir.path().join("rules"));
+    let config = crate::common::config_for(
+        dir.path(),
+        &dir.path().join("rules"),
+        &dir.path().join("no-fixtures"),
+    );
+    let h = Harness::start_with(dir, config).await;
+    let key = h.key("acme", false).await;
+    let mut decisions = Vec::new();
+    for (i, day) in ["01", "03", "05", "07"].iter().enumerate() {
+        let (status, decision) = h
+            .instant(
+                &key,
+                &payment(
+                    &format!("fan-{i}"),
+                    &format!("S{i}"),
+                    "MULE",
+                    &format!("2026-03-{day}T10:00:00Z"),
+                ),
+            )
+            .await;
+        assert_eq!(status, 200, "{decision}");
+        decisions.push(decision);
+    }
+    assert_eq!(
+        decisions[1]["data"]["action"]["result"], "approved",
+        "two senders: no fan"
+    );
+    let third = &decisions[2]["data"];
+    assert_eq!(third["action"]["result"], "review", "{third}");
+    let hit = &third["rules"][0];
+    assert_eq!(hit["detector"], "fan_in");
+    assert_eq!(hit["evidence"]["account"], "MULE");
+    let legs: Vec<&str> = hit["evidence"]["legs"]
+        .as_array()
+        .expect("legs")
+        .iter()
+        .filter_map(|l| l["reference"].as_str())
+        .collect();
+    assert_eq!(legs, ["fan-0", "fan-1", "fan-2"]);
+    assert_eq!(decisions[3]["data"]["action"]["result"], "review");
+
+    let cases = h.cases(&key, "").await;
+    assert_eq!(cases.len(), 1, "one case for (MULE, fan_in): {cases:?}");
+    let case = &cases[0];
+    assert_eq!(
+        case["record"],
+        json!({"id": "MULE", "type": "account", "name": "MULE · fan_in"})
+    );
+    assert_eq!(case["title"], "fan-in on account MULE");
+    let log = log_messages(case);
+    assert!(
+        log.iter().any(|m| m.contains("fan-3")),
+        "the fourth payment joined the case: {log:?}"
+    );
+}

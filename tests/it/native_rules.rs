@@ -332,6 +332,7 @@ prop_compose! {
                 receiver_sanction: screening[2].as_str().into(),
                 receiver_pep: screening[3].as_str().into(),
             },
+            graph: Box::default(),
         })
     }
 }

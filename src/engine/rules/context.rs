@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use rhai::{Engine, ImmutableString, FLOAT, INT};
 
+use crate::engine::accounts::{GraphFacts, W_24H as GW_24H, W_30D as GW_30D, W_7D as GW_7D};
 use crate::engine::state::{Aggregates, Event, W_1H, W_24H, W_30D, W_7D};
 use crate::model::transaction::parse_datetime_ms;
 use crate::model::{Direction, Transaction};
@@ -60,6 +61,8 @@ pub struct RuleInput {
     pub known_devices: usize,
     pub lists: ListFacts,
     pub screening: ScreeningFacts,
+    /// Both accounts' history and the detectors' findings (the account stage).
+    pub graph: Box<GraphFacts>,
 }
 
 impl RuleInput {
@@ -84,9 +87,12 @@ view!(LocationView);
 view!(CounterpartyView);
 view!(ListsView);
 view!(ScreeningView);
+view!(SenderView);
+view!(ReceiverView);
+view!(GraphView);
 
 /// The scope variable names, in the order the shard pushes them.
-pub const SCOPE_NAMES: [&str; 9] = [
+pub const SCOPE_NAMES: [&str; 12] = [
     "tx",
     "user",
     "agg",
@@ -96,6 +102,9 @@ pub const SCOPE_NAMES: [&str; 9] = [
     "counterparty",
     "lists",
     "screening",
+    "sender",
+    "receiver",
+    "graph",
 ];
 
 fn text(value: Option<&str>) -> &str {
@@ -130,6 +139,9 @@ pub enum View {
     Counterparty,
     Lists,
     Screening,
+    Sender,
+    Receiver,
+    Graph,
 }
 
 impl View {
@@ -145,6 +157,9 @@ impl View {
             "counterparty" => View::Counterparty,
             "lists" => View::Lists,
             "screening" => View::Screening,
+            "sender" => View::Sender,
+            "receiver" => View::Receiver,
+            "graph" => View::Graph,
             _ => return None,
         })
     }
@@ -161,6 +176,9 @@ impl View {
             View::Counterparty => COUNTERPARTY_PROPERTIES,
             View::Lists => LISTS_PROPERTIES,
             View::Screening => SCREENING_PROPERTIES,
+            View::Sender => SENDER_PROPERTIES,
+            View::Receiver => RECEIVER_PROPERTIES,
+            View::Graph => GRAPH_PROPERTIES,
         }
     }
 
@@ -622,6 +640,135 @@ static SCREENING_PROPERTIES: &[(&str, Getter)] = &[
     ),
 ];
 
+/// The properties of one account of the payment (`sender` or `receiver`), from the account stage.
+macro_rules! party_properties {
+    ($name:ident, $party:ident) => {
+        static $name: &[(&str, Getter)] = &[
+            (
+                "is_known",
+                Getter::Bool(|i| i.graph.$party.days_since_first_seen >= 0.0),
+            ),
+            (
+                "days_since_first_seen",
+                Getter::Float(|i| i.graph.$party.days_since_first_seen),
+            ),
+            (
+                "in_count_24h",
+                Getter::Int(|i| INT::from(i.graph.$party.in_count[GW_24H])),
+            ),
+            (
+                "in_count_7d",
+                Getter::Int(|i| INT::from(i.graph.$party.in_count[GW_7D])),
+            ),
+            (
+                "in_count_30d",
+                Getter::Int(|i| INT::from(i.graph.$party.in_count[GW_30D])),
+            ),
+            (
+                "in_sum_24h",
+                Getter::Float(|i| i.graph.$party.in_sum[GW_24H]),
+            ),
+            ("in_sum_7d", Getter::Float(|i| i.graph.$party.in_sum[GW_7D])),
+            (
+                "in_sum_30d",
+                Getter::Float(|i| i.graph.$party.in_sum[GW_30D]),
+            ),
+            (
+                "out_count_24h",
+                Getter::Int(|i| INT::from(i.graph.$party.out_count[GW_24H])),
+            ),
+            (
+                "out_count_7d",
+                Getter::Int(|i| INT::from(i.graph.$party.out_count[GW_7D])),
+            ),
+            (
+                "out_count_30d",
+                Getter::Int(|i| INT::from(i.graph.$party.out_count[GW_30D])),
+            ),
+            (
+                "out_sum_24h",
+                Getter::Float(|i| i.graph.$party.out_sum[GW_24H]),
+            ),
+            (
+                "out_sum_7d",
+                Getter::Float(|i| i.graph.$party.out_sum[GW_7D]),
+            ),
+            (
+                "out_sum_30d",
+                Getter::Float(|i| i.graph.$party.out_sum[GW_30D]),
+            ),
+            (
+                "distinct_senders_24h",
+                Getter::Int(|i| INT::from(i.graph.$party.distinct_senders[GW_24H])),
+            ),
+            (
+                "distinct_senders_7d",
+                Getter::Int(|i| INT::from(i.graph.$party.distinct_senders[GW_7D])),
+            ),
+            (
+                "distinct_senders_30d",
+                Getter::Int(|i| INT::from(i.graph.$party.distinct_senders[GW_30D])),
+            ),
+            (
+                "distinct_receivers_24h",
+                Getter::Int(|i| INT::from(i.graph.$party.distinct_receivers[GW_24H])),
+            ),
+            (
+                "distinct_receivers_7d",
+                Getter::Int(|i| INT::from(i.graph.$party.distinct_receivers[GW_7D])),
+            ),
+            (
+                "distinct_receivers_30d",
+                Getter::Int(|i| INT::from(i.graph.$party.distinct_receivers[GW_30D])),
+            ),
+            (
+                "fan_in_30d",
+                Getter::Int(|i| INT::from(i.graph.$party.fan_in)),
+            ),
+            (
+                "fan_in_days",
+                Getter::Int(|i| INT::from(i.graph.$party.fan_in_days)),
+            ),
+            (
+                "fan_out_30d",
+                Getter::Int(|i| INT::from(i.graph.$party.fan_out)),
+            ),
+            (
+                "fan_out_days",
+                Getter::Int(|i| INT::from(i.graph.$party.fan_out_days)),
+            ),
+            (
+                "pass_through_7d",
+                Getter::Float(|i| i.graph.$party.pass_through_7d),
+            ),
+        ];
+    };
+}
+
+party_properties!(SENDER_PROPERTIES, sender);
+party_properties!(RECEIVER_PROPERTIES, receiver);
+
+static GRAPH_PROPERTIES: &[(&str, Getter)] = &[
+    ("new_pair", Getter::Bool(|i| i.graph.new_pair)),
+    ("cycle", Getter::Bool(|i| i.graph.cycle_length > 0)),
+    (
+        "cycle_length",
+        Getter::Int(|i| INT::from(i.graph.cycle_length)),
+    ),
+    (
+        "scatter_gather",
+        Getter::Int(|i| INT::from(i.graph.scatter_gather)),
+    ),
+    (
+        "layered_senders",
+        Getter::Int(|i| INT::from(i.graph.layered_senders)),
+    ),
+    (
+        "layered_receivers",
+        Getter::Int(|i| INT::from(i.graph.layered_receivers)),
+    ),
+];
+
 /// A view type Rhai sees: every view wraps the same input.
 trait ViewType: Clone + Send + Sync + 'static {
     const VIEW: View;
@@ -651,6 +798,9 @@ view_type!(
     CounterpartyView => View::Counterparty,
     ListsView => View::Lists,
     ScreeningView => View::Screening,
+    SenderView => View::Sender,
+    ReceiverView => View::Receiver,
+    GraphView => View::Graph,
 );
 
 fn register_view<V: ViewType>(engine: &mut Engine, type_name: &str) {
@@ -689,6 +839,9 @@ pub fn register(engine: &mut Engine) {
     register_view::<CounterpartyView>(engine, "Counterparty");
     register_view::<ListsView>(engine, "Lists");
     register_view::<ScreeningView>(engine, "Screening");
+    register_view::<SenderView>(engine, "SendingAccount");
+    register_view::<ReceiverView>(engine, "ReceivingAccount");
+    register_view::<GraphView>(engine, "AccountGraph");
 
     engine.register_fn(
         "count_debits_between",

@@ -17,6 +17,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{RuleError, RuleSet};
+use crate::engine::accounts::AccountGraph;
 use crate::engine::evaluator::{Evaluator, Outcome};
 use crate::engine::lists::{ListKind, Lists};
 use crate::engine::rules::ScreeningFacts;
@@ -300,6 +301,7 @@ fn run_case(rules: &Arc<RuleSet>, path: &Path, case: &FixtureCase, report: &mut 
     let mut evaluator = Evaluator::new(StateLimits::default())
         .with_clock(|| FIXTURE_NOW_MS)
         .checking_native();
+    let mut graph = AccountGraph::default();
     for device in &case.devices {
         evaluator.register_device(FIXTURE_TENANT, &device.customer_id, &device.device_id);
     }
@@ -351,7 +353,10 @@ fn run_case(rules: &Arc<RuleSet>, path: &Path, case: &FixtureCase, report: &mut 
             lists: lists.clone(),
             screener,
         };
-        let (outcome, _) = evaluator.evaluate(&snapshot, FIXTURE_TENANT, tx, None);
+        // The account stage as serving runs it, in front of the evaluator.
+        let facts = graph.observe(FIXTURE_TENANT, &tx, &rules.detectors);
+        let (outcome, _) =
+            evaluator.evaluate(&snapshot, FIXTURE_TENANT, tx, Some(Box::new(facts)), None);
         let decision = match outcome {
             Outcome::Duplicate { .. } => {
                 if !step.expect_duplicate {

@@ -21,6 +21,7 @@ use rhai::{Dynamic, Engine, OptimizationLevel, Scope, AST};
 use serde::Deserialize;
 use thiserror::Error;
 
+use crate::engine::accounts::{Detector, DetectorSettings, GraphFacts};
 use crate::model::decision::{format_risk_score, RuleErrorReport, RuleMode};
 use crate::model::{Action, Reason, RuleHit, RuleRef, Severity};
 
@@ -117,6 +118,10 @@ pub struct RuleMeta {
     /// the decision, and `POST /api/v1/reporting/reports` turns such transactions into a report.
     #[serde(default)]
     pub reportable: Option<String>,
+    /// The account-graph detector the rule reads (`fan_in`, `cycle`, …): a hit carries that
+    /// detector's evidence (accounts, payments, amounts, times) and opens an account-level case.
+    #[serde(default)]
+    pub detector: Option<Detector>,
 }
 
 fn default_mode() -> RuleMode {
@@ -133,6 +138,9 @@ pub struct PackManifest {
     pub params: BTreeMap<String, toml::Value>,
     #[serde(default)]
     pub sets: BTreeMap<String, Vec<String>>,
+    /// Windows and bounds of the account graph's detectors.
+    #[serde(default)]
+    pub detectors: DetectorSettings,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -189,6 +197,8 @@ pub struct RuleSet {
     /// Pack version plus a digest of the sources, so any edit shows in decisions.
     pub fingerprint: String,
     pub thresholds: Thresholds,
+    /// Windows and bounds of the account graph's detectors (`[detectors]`).
+    pub detectors: DetectorSettings,
 }
 
 impl std::fmt::Debug for RuleSet {
@@ -310,6 +320,97 @@ impl RuleSet {
         RuleSet::compile(&manifest_path, &manifest_text, &sources, limits)
     }
 
+    /// Loads the pack in `dir` with some of its `[params]` replaced (a threshold sweep). Every
+    /// overridden name must exist in the pack.
+    pub fn load_with_params(
+        dir: &Path,
+        limits: SandboxLimits,
+        overrides: &BTreeMap<String, toml::Value>,
+    ) -> Result<RuleSet, RuleError> {
+        if overrides.is_empty() {
+            return RuleSet::load(dir, limits);
+        }
+        let manifest_path = dir.join("pack.toml");
+        let text = std::fs::read_to_string(&manifest_path).map_err(|source| RuleError::Read {
+            path: manifest_path.clone(),
+            source,
+        })?;
+        let mut table: toml::Table = toml::from_str(&text).map_err(|e| RuleError::Pack {
+            path: manifest_path.clone(),
+            message: e.to_string(),
+        })?;
+        let params = table
+            .get_mut("params")
+            .and_then(toml::Value::as_table_mut)
+            .ok_or_else(|| RuleError::Pack {
+                path: manifest_path.clone(),
+                message: "the pack has no [params] to override".into(),
+            })?;
+        for (name, value) in overrides
+            .iter()
+            .filter(|(n, _)| !n.starts_with("detectors."))
+        {
+            let Some(slot) = params.get_mut(name) else {
+                return Err(RuleError::Pack {
+                    path: manifest_path.clone(),
+                    message: format!("param {name} is not in the pack"),
+                });
+            };
+            *slot = value.clone();
+        }
+        for (name, value) in overrides {
+            let Some(setting) = name.strip_prefix("detectors.") else {
+                continue;
+            };
+            let detectors = table
+                .entry("detectors")
+                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            if let Some(detectors) = detectors.as_table_mut() {
+                detectors.insert(setting.to_owned(), value.clone());
+            }
+        }
+        let mut sources = Vec::new();
+        let folder = manifest_path.parent().unwrap_or(Path::new("."));
+        let mut files: Vec<PathBuf> = std::fs::read_dir(folder)
+            .map_err(|source| RuleError::Read {
+                path: folder.to_path_buf(),
+                source,
+            })?
+            .filter_map(|entry| entry.ok().map(|e| e.path()))
+            .filter(|path| path.extension().is_some_and(|ext| ext == "rhai"))
+            .collect();
+        files.sort();
+        for path in files {
+            let source = std::fs::read_to_string(&path).map_err(|source| RuleError::Read {
+                path: path.clone(),
+                source,
+            })?;
+            sources.push((path, source));
+        }
+        let text = toml::to_string(&table).map_err(|e| RuleError::Pack {
+            path: manifest_path.clone(),
+            message: e.to_string(),
+        })?;
+        RuleSet::compile(&manifest_path, &text, &sources, limits)
+    }
+
+    /// Adds to each hit of a rule that names a detector that detector's evidence.
+    pub fn attach_evidence(
+        &self,
+        evaluation: &Evaluation,
+        verdict: &mut Verdict,
+        graph: &GraphFacts,
+    ) {
+        for (hit, &index) in verdict.rules.iter_mut().zip(&evaluation.hits) {
+            if let Some(detector) = self.rules[index].meta.detector {
+                hit.detector = Some(detector);
+                hit.evidence = graph
+                    .evidence_of(detector)
+                    .and_then(|e| serde_json::to_value(e).ok());
+            }
+        }
+    }
+
     /// Compiles a pack from its manifest text and rule sources (file name, text).
     pub fn compile(
         manifest_path: &Path,
@@ -323,6 +424,12 @@ impl RuleSet {
                 message: e.to_string(),
             })?;
         let thresholds = manifest.decision;
+        if let Some(message) = manifest.detectors.problem() {
+            return Err(RuleError::Pack {
+                path: manifest_path.to_path_buf(),
+                message,
+            });
+        }
         let valid_threshold = |v: f64| v.is_finite() && (0.0..=1.0).contains(&v);
         if !valid_threshold(thresholds.review)
             || !valid_threshold(thresholds.reject)
@@ -440,6 +547,7 @@ impl RuleSet {
             version: manifest.pack.version,
             fingerprint,
             thresholds,
+            detectors: manifest.detectors,
         })
     }
 
@@ -544,6 +652,9 @@ impl RuleSet {
         scope.push_constant("counterparty", CounterpartyView(input.clone()));
         scope.push_constant("lists", ListsView(input.clone()));
         scope.push_constant("screening", ScreeningView(input.clone()));
+        scope.push_constant("sender", SenderView(input.clone()));
+        scope.push_constant("receiver", ReceiverView(input.clone()));
+        scope.push_constant("graph", GraphView(input.clone()));
         scope.len()
     }
 
@@ -585,6 +696,8 @@ impl RuleSet {
                 mode: meta.mode,
                 action: meta.action.map(ActionOverride::action),
                 reportable: meta.reportable.clone(),
+                detector: None,
+                evidence: None,
             });
             if meta.mode != RuleMode::Active {
                 continue;
@@ -741,6 +854,7 @@ risky = ["kp", "IR"]
             known_devices: 0,
             lists: ListFacts::default(),
             screening: ScreeningFacts::default(),
+            graph: Box::default(),
         })
     }
 

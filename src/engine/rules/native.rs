@@ -801,6 +801,7 @@ mod tests {
     use rhai::Scope;
 
     use super::*;
+    use crate::engine::accounts::{GraphFacts, PartyFacts};
     use crate::engine::rules::{ListFacts, RuleSet, SandboxLimits, ScreeningFacts};
     use crate::engine::state::{Aggregates, Event};
     use crate::model::transaction::{AnonymizedUserData, Limits, TransactionData};
@@ -891,6 +892,9 @@ risky = ["kp", "IR", "Iran"]
                         "agg.credit_count_24h",
                         "agg.distinct_receivers_24h",
                         "agg.history_count",
+                        "receiver.fan_in_30d",
+                        "sender.out_count_24h",
+                        "graph.cycle_length",
                         "tx.hour",
                         "tx.weekday",
                         "tx.timestamp",
@@ -956,6 +960,8 @@ risky = ["kp", "IR", "Iran"]
                         "agg.debit_sum_24h",
                         "agg.seconds_since_last",
                         "agg.travel_speed_kmh",
+                        "sender.pass_through_7d",
+                        "receiver.in_sum_7d",
                         "limits.daily",
                         "user.account_age_days",
                         "user.age",
@@ -1033,6 +1039,8 @@ risky = ["kp", "IR", "Iran"]
                         "limits.has_daily",
                         "lists.account",
                         "agg.counterparty_seen_24h",
+                        "graph.new_pair",
+                        "graph.cycle",
                     ],
                 )
                 .to_owned(),
@@ -1227,7 +1235,37 @@ risky = ["kp", "IR", "Iran"]
             known_devices: rng.random_range(0..3),
             lists: ListFacts::default(),
             screening: ScreeningFacts::default(),
+            graph: Box::new(GraphFacts {
+                sender: party(rng),
+                receiver: party(rng),
+                new_pair: rng.random_bool(0.5),
+                cycle_length: rng.random_range(0..6),
+                scatter_gather: rng.random_range(0..5),
+                layered_senders: rng.random_range(0..4),
+                layered_receivers: rng.random_range(0..4),
+                evidence: Vec::new(),
+            }),
         })
+    }
+
+    fn party(rng: &mut impl Rng) -> PartyFacts {
+        let mut facts = PartyFacts {
+            present: true,
+            days_since_first_seen: rng.random_range(-1.0..60.0),
+            fan_in: rng.random_range(0..9),
+            fan_in_days: rng.random_range(0..9),
+            fan_out: rng.random_range(0..9),
+            fan_out_days: rng.random_range(0..9),
+            pass_through_7d: rng.random_range(0.0..2.0),
+            ..PartyFacts::default()
+        };
+        for w in 0..3 {
+            facts.in_count[w] = rng.random_range(0..40);
+            facts.out_count[w] = rng.random_range(0..40);
+            facts.in_sum[w] = rng.random_range(0.0..1e6);
+            facts.out_sum[w] = rng.random_range(0.0..1e6);
+        }
+        facts
     }
 
     fn rhai_value(value: &Dynamic) -> Option<Computed> {

@@ -885,6 +885,7 @@ fn evaluate(
             raw: Bytes::copy_from_slice(payload),
             intake: Intake::Stream(partition),
             reply: Some(reply),
+            graph: None,
         })
         .map_err(|_| KafkaSourceError::EngineClosed)?;
     Ok(Ok(PendingKind::Evaluated {

@@ -1,0 +1,919 @@
+//! Account-level state in both directions and the typology detectors that look across accounts.
+//!
+//! Every transaction is a payment from a sending account to a receiving account (the user's own
+//! account and the counterparty's, whichever way the money went). [`AccountGraph::observe`]:
+//! 1. reads both accounts' history as it stood before the payment ([`PartyFacts`]: counts, sums
+//!    and distinct counterparties in and out over 24 h, 7 d and 30 d, first seen);
+//! 2. records the payment as an out-edge of the sender and an in-edge of the receiver, and in
+//!    both accounts' counterparty memory (first payment each way, how many, last seen);
+//! 3. runs the detectors on the account state *after* the payment: fan-in and fan-out of
+//!    first-time counterparties, money in-then-out, scatter-gather (one origin funding several
+//!    accounts that all pay this one), layered flows (two senders both paying two receivers
+//!    for the first time), and cycles (the payment closes a path of recent first-time payments
+//!    back to its sender).
+//!
+//! The result, [`GraphFacts`], goes with the transaction to its user's shard, where the rules
+//! read it (`sender.*`, `receiver.*`, `graph.*`) and decide; a hit of a rule that names a
+//! detector carries that detector's [`Evidence`] (accounts, payments, amounts, times).
+//!
+//! Windows are in event time relative to the payment's own `transactionDate`: counts cover
+//! `(t - w, t]` exactly (a payment dated after t is not counted), up to the per-account edge cap.
+//! Memory is bounded: per account at most [`DetectorSettings::max_edges`] payments each way
+//! within the window, and [`DetectorSettings::max_peers`] remembered counterparties (the least
+//! recently seen is forgotten first). Accounts idle for longer than the peer memory
+//! ([`PEER_MEMORY_DAYS`]) are dropped.
+
+pub mod cycle;
+pub mod stage;
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde::{Deserialize, Serialize};
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::engine::state::{seconds, DAY};
+pub use crate::model::decision::Detector;
+use crate::model::{Direction, Transaction};
+
+/// How long an idle account's counterparty memory is kept (novelty is judged against it).
+pub const PEER_MEMORY_DAYS: u32 = 400;
+/// Detectors collect evidence only from this many members on (below, nothing can hit).
+const EVIDENCE_FLOOR: u32 = 3;
+/// Pass-through evidence is collected only for an out/in ratio inside this band.
+const PASS_THROUGH_BAND: (f64, f64) = (0.5, 2.0);
+/// At most this many payments are listed in one piece of evidence.
+const EVIDENCE_LEGS: usize = 32;
+
+/// The `[detectors]` section of `pack.toml`: windows and bounds of the account graph.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DetectorSettings {
+    /// The detectors' window in days (fan, layering, cycles). Counts of 30 days need >= 30.
+    pub window_days: u32,
+    /// Longest cycle looked for, in payments (3..=10 is usual; 2 would be a mutual pair).
+    pub max_cycle_length: usize,
+    /// Edges one cycle search may expand before it gives up (bounds the cost of one payment).
+    pub cycle_search_budget: usize,
+    /// A cycle's largest payment may be at most this many times its smallest.
+    pub cycle_max_amount_ratio: f64,
+    /// Payments kept per account and direction within the window.
+    pub max_edges: usize,
+    /// Counterparties remembered per account.
+    pub max_peers: usize,
+    /// A payment counts as first-time for the cross-account detectors (scatter-gather, layered,
+    /// cycles) only when its sender has been seen at least this many days: before that, every
+    /// payment of an account is "new" and says nothing.
+    pub novelty_history_days: u32,
+}
+
+impl Default for DetectorSettings {
+    fn default() -> Self {
+        DetectorSettings {
+            window_days: 30,
+            max_cycle_length: 10,
+            cycle_search_budget: 4_096,
+            cycle_max_amount_ratio: 10.0,
+            max_edges: 512,
+            max_peers: 256,
+            novelty_history_days: 0,
+        }
+    }
+}
+
+impl DetectorSettings {
+    /// What is wrong with the settings, if anything.
+    pub fn problem(&self) -> Option<String> {
+        if !(1..=90).contains(&self.window_days) {
+            return Some("detectors.window_days must lie in 1..=90".into());
+        }
+        if !(3..=16).contains(&self.max_cycle_length) {
+            return Some("detectors.max_cycle_length must lie in 3..=16".into());
+        }
+        if self.cycle_search_budget == 0 || self.max_edges < 8 || self.max_peers < 8 {
+            return Some(
+                "detectors.cycle_search_budget must be positive, max_edges and max_peers >= 8"
+                    .into(),
+            );
+        }
+        if self.cycle_max_amount_ratio.is_nan() || self.cycle_max_amount_ratio < 1.0 {
+            return Some("detectors.cycle_max_amount_ratio must be >= 1".into());
+        }
+        None
+    }
+
+    fn window(&self) -> u32 {
+        self.window_days * DAY
+    }
+}
+
+/// Window indices into [`PartyFacts`] arrays.
+pub const W_24H: usize = 0;
+pub const W_7D: usize = 1;
+pub const W_30D: usize = 2;
+const SPANS: [u32; 3] = [DAY, 7 * DAY, 30 * DAY];
+
+/// One account's history as a rule sees it.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PartyFacts {
+    /// Whether the account is known at all (has an identifier in this payment).
+    pub present: bool,
+    // --- before this payment (like `agg`): history in (t - w, t] ---
+    pub in_count: [u32; 3],
+    pub in_sum: [f64; 3],
+    pub out_count: [u32; 3],
+    pub out_sum: [f64; 3],
+    pub distinct_senders: [u32; 3],
+    pub distinct_receivers: [u32; 3],
+    /// Days since the account was first seen (-1: this payment is its first).
+    pub days_since_first_seen: f64,
+    // --- detectors, including this payment, over the detector window ---
+    /// Counterparties that paid this account for the first time within the window and only once.
+    pub fan_in: u32,
+    /// Distinct UTC days those first payments arrived on.
+    pub fan_in_days: u32,
+    /// Counterparties this account paid for the first time within the window.
+    pub fan_out: u32,
+    pub fan_out_days: u32,
+    /// Money out over money in within 7 days, this payment included (0: nothing came in).
+    pub pass_through_7d: f64,
+}
+
+/// What the account graph knows about one transaction.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GraphFacts {
+    pub sender: PartyFacts,
+    pub receiver: PartyFacts,
+    /// The sender never paid the receiver before (as far as the memory reaches).
+    pub new_pair: bool,
+    /// Payments in the cycle this payment closes (0: none).
+    pub cycle_length: u32,
+    /// Accounts that paid the receiver once and were themselves funded by one common origin.
+    pub scatter_gather: u32,
+    /// Layered flow around this payment: senders and receivers of a block of first-time
+    /// payments in which every sender paid at least two of the receivers.
+    pub layered_senders: u32,
+    pub layered_receivers: u32,
+    pub evidence: Vec<Evidence>,
+}
+
+impl GraphFacts {
+    /// The evidence a detector left for this transaction.
+    pub fn evidence_of(&self, detector: Detector) -> Option<&Evidence> {
+        self.evidence.iter().find(|e| e.detector == detector)
+    }
+}
+
+/// One payment in a piece of evidence.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Leg {
+    pub reference: Arc<str>,
+    pub from: Arc<str>,
+    pub to: Arc<str>,
+    pub amount: f64,
+    /// Event time, seconds since the Unix epoch.
+    pub at: i64,
+}
+
+/// What a detector saw: the account it is about, the accounts involved and the payments.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Evidence {
+    pub detector: Detector,
+    /// The account the finding is about (the one an account-level case is opened on).
+    pub account: Arc<str>,
+    /// The other accounts involved (fan members, the cycle, the origin, the layers).
+    pub accounts: Vec<Arc<str>>,
+    pub legs: Vec<Leg>,
+    /// Window the legs lie in, seconds since the Unix epoch.
+    pub first_at: i64,
+    pub last_at: i64,
+}
+
+#[derive(Debug, Clone)]
+struct Edge {
+    cp: u64,
+    ts: u32,
+    amount: f32,
+    /// The first payment from sender to receiver (as far as memory reaches), by a sender with
+    /// enough history for that to mean something.
+    novel: bool,
+    reference: Arc<str>,
+}
+
+/// A remembered counterparty: 24 bytes.
+#[derive(Debug, Clone, Copy)]
+struct Peer {
+    cp: u64,
+    /// First payment from this account to cp (0: never).
+    first_out: u32,
+    /// First payment from cp to this account (0: never).
+    first_in: u32,
+    sent: u16,
+    received: u16,
+    last: u32,
+    /// Newest payment each way (0: none).
+    last_out: u32,
+    last_in: u32,
+}
+
+#[derive(Debug, Default)]
+struct Node {
+    id: Arc<str>,
+    first_seen: u32,
+    last_seen: u32,
+    out_edges: VecDeque<Edge>,
+    in_edges: VecDeque<Edge>,
+    /// Sorted by `cp`.
+    peers: Vec<Peer>,
+}
+
+impl Node {
+    fn peer(&self, cp: u64) -> Option<&Peer> {
+        self.peers
+            .binary_search_by_key(&cp, |p| p.cp)
+            .ok()
+            .map(|i| &self.peers[i])
+    }
+
+    fn peer_mut(&mut self, cp: u64, max_peers: usize) -> &mut Peer {
+        match self.peers.binary_search_by_key(&cp, |p| p.cp) {
+            Ok(i) => &mut self.peers[i],
+            Err(mut i) => {
+                if self.peers.len() >= max_peers {
+                    let stalest = (0..self.peers.len())
+                        .min_by_key(|&j| self.peers[j].last)
+                        .unwrap_or(0);
+                    self.peers.remove(stalest);
+                    if stalest < i {
+                        i -= 1;
+                    }
+                }
+                self.peers.insert(
+                    i,
+                    Peer {
+                        cp,
+                        first_out: 0,
+                        first_in: 0,
+                        sent: 0,
+                        received: 0,
+                        last: 0,
+                        last_out: 0,
+                        last_in: 0,
+                    },
+                );
+                &mut self.peers[i]
+            }
+        }
+    }
+
+    fn prune(&mut self, horizon: u32) {
+        while self.out_edges.front().is_some_and(|e| e.ts <= horizon) {
+            self.out_edges.pop_front();
+        }
+        while self.in_edges.front().is_some_and(|e| e.ts <= horizon) {
+            self.in_edges.pop_front();
+        }
+    }
+
+    fn memory_bytes(&self) -> usize {
+        std::mem::size_of::<Node>()
+            + self.id.len()
+            + (self.out_edges.capacity() + self.in_edges.capacity()) * std::mem::size_of::<Edge>()
+            + self.peers.capacity() * std::mem::size_of::<Peer>()
+    }
+
+    /// Counterparties that paid this account for the first time in (from, to] and only once.
+    fn one_off_senders(&self, from: u32, to: u32) -> impl Iterator<Item = &Peer> {
+        self.peers
+            .iter()
+            .filter(move |p| p.received == 1 && p.first_in > from && p.first_in <= to)
+    }
+
+    /// Counterparties this account paid for the first time in (from, to].
+    fn new_receivers(&self, from: u32, to: u32) -> impl Iterator<Item = &Peer> {
+        self.peers
+            .iter()
+            .filter(move |p| p.sent >= 1 && p.first_out > from && p.first_out <= to)
+    }
+}
+
+/// Whether `node` paid `cp` exactly once (as far as memory reaches): a relationship that pays
+/// again is an ordinary one.
+fn one_off(node: &Node, cp: u64) -> bool {
+    node.peer(cp).is_some_and(|p| p.sent == 1)
+}
+
+fn insert_sorted(edges: &mut VecDeque<Edge>, edge: Edge, cap: usize) {
+    let at = edges.partition_point(|e| e.ts <= edge.ts);
+    edges.insert(at, edge);
+    while edges.len() > cap {
+        edges.pop_front();
+    }
+}
+
+/// The accounts of one payment: (sender, receiver).
+pub fn payment_accounts(tx: &Transaction) -> Option<(&str, &str)> {
+    let data = tx.data();
+    let own = match tx.direction {
+        Direction::Debit => data.sender_account.as_deref(),
+        Direction::Credit => data.receiver_account.as_deref(),
+    }
+    .unwrap_or(tx.user_id.as_str());
+    let other = tx.counterparty_account()?;
+    let (sender, receiver) = match tx.direction {
+        Direction::Debit => (own, other),
+        Direction::Credit => (other, own),
+    };
+    (!sender.is_empty() && !receiver.is_empty() && sender != receiver).then_some((sender, receiver))
+}
+
+fn account_key(tenant: i64, account: &str) -> u64 {
+    let mut key = [0u8; 96];
+    if account.len() + 9 <= key.len() {
+        key[..8].copy_from_slice(&tenant.to_le_bytes());
+        key[9..9 + account.len()].copy_from_slice(account.as_bytes());
+        return xxh3_64(&key[..9 + account.len()]);
+    }
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    hasher.update(&tenant.to_le_bytes());
+    hasher.update(&[0]);
+    hasher.update(account.as_bytes());
+    hasher.digest()
+}
+
+/// The account graph of one partition: every account's recent payments both ways and its
+/// counterparty memory. Owned by one thread; see the module documentation.
+#[derive(Debug, Default)]
+pub struct AccountGraph {
+    nodes: FxHashMap<u64, Node>,
+    /// Reused per payment (distinct counterparties).
+    scratch: Vec<(u64, u32)>,
+    newest: u32,
+    observed: u64,
+}
+
+impl AccountGraph {
+    pub fn account_count(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn memory_bytes(&self) -> usize {
+        self.nodes.values().map(Node::memory_bytes).sum::<usize>()
+            + self.nodes.capacity() * (std::mem::size_of::<u64>() + 8)
+    }
+
+    /// Records a stored payment without detecting (state restore after a restart).
+    pub fn restore(&mut self, tenant: i64, tx: &Transaction, settings: &DetectorSettings) {
+        if let Some((sender, receiver)) = payment_accounts(tx) {
+            let t = seconds(tx.event_time_ms);
+            let (ks, kr) = (account_key(tenant, sender), account_key(tenant, receiver));
+            self.record(ks, sender, kr, receiver, t, tx, settings);
+        }
+    }
+
+    /// Facts about `tx` from both accounts' history and the detectors, then records it.
+    pub fn observe(
+        &mut self,
+        tenant: i64,
+        tx: &Transaction,
+        settings: &DetectorSettings,
+    ) -> GraphFacts {
+        let Some((sender, receiver)) = payment_accounts(tx) else {
+            return GraphFacts::default();
+        };
+        let t = seconds(tx.event_time_ms);
+        let (ks, kr) = (account_key(tenant, sender), account_key(tenant, receiver));
+        let resubmitted = self.nodes.get(&ks).is_some_and(|n| {
+            n.out_edges
+                .iter()
+                .any(|e| e.cp == kr && *e.reference == *tx.reference)
+        });
+        if resubmitted {
+            // The shard answers it as a duplicate; the graph must not count it twice.
+            return GraphFacts::default();
+        }
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let mut facts = GraphFacts {
+            sender: self.history(ks, t, &mut scratch),
+            receiver: self.history(kr, t, &mut scratch),
+            ..GraphFacts::default()
+        };
+        self.scratch = scratch;
+        facts.new_pair = self
+            .nodes
+            .get(&ks)
+            .and_then(|n| n.peer(kr))
+            .is_none_or(|p| p.sent == 0);
+        self.record(ks, sender, kr, receiver, t, tx, settings);
+        self.detect(ks, kr, t, tx, settings, &mut facts);
+        self.observed += 1;
+        if self.observed % 65_536 == 0 {
+            self.evict_idle();
+        }
+        facts
+    }
+
+    fn history(&self, key: u64, t: u32, distinct: &mut Vec<(u64, u32)>) -> PartyFacts {
+        let mut facts = PartyFacts {
+            present: true,
+            days_since_first_seen: -1.0,
+            ..PartyFacts::default()
+        };
+        let Some(node) = self.nodes.get(&key) else {
+            return facts;
+        };
+        if node.first_seen <= t {
+            facts.days_since_first_seen = f64::from(t - node.first_seen) / f64::from(DAY);
+        }
+        for (edges, count, sum) in [
+            (&node.in_edges, &mut facts.in_count, &mut facts.in_sum),
+            (&node.out_edges, &mut facts.out_count, &mut facts.out_sum),
+        ] {
+            for edge in edges.iter().take_while(|e| e.ts <= t) {
+                let age = t - edge.ts;
+                for (w, span) in SPANS.iter().enumerate() {
+                    if age < *span {
+                        count[w] += 1;
+                        sum[w] += f64::from(edge.amount);
+                    }
+                }
+            }
+        }
+        // Distinct counterparties from the counterparty memory (newest payment each way), unless
+        // a payment dated after t was seen (then from the payments themselves).
+        let later = node.peers.iter().any(|p| p.last_in > t || p.last_out > t);
+        if !later {
+            for peer in &node.peers {
+                for (w, span) in SPANS.iter().enumerate() {
+                    if peer.last_in > 0 && t - peer.last_in < *span {
+                        facts.distinct_senders[w] += 1;
+                    }
+                    if peer.last_out > 0 && t - peer.last_out < *span {
+                        facts.distinct_receivers[w] += 1;
+                    }
+                }
+            }
+            return facts;
+        }
+        for (edges, cps) in [
+            (&node.in_edges, &mut facts.distinct_senders),
+            (&node.out_edges, &mut facts.distinct_receivers),
+        ] {
+            distinct.clear();
+            distinct.extend(
+                edges
+                    .iter()
+                    .take_while(|e| e.ts <= t)
+                    .map(|e| (e.cp, t - e.ts)),
+            );
+            // Youngest payment per counterparty decides which windows it counts in.
+            distinct.sort_unstable();
+            let mut last = None;
+            for &(cp, age) in distinct.iter() {
+                if last == Some(cp) {
+                    continue;
+                }
+                last = Some(cp);
+                for (w, span) in SPANS.iter().enumerate() {
+                    if age < *span {
+                        cps[w] += 1;
+                    }
+                }
+            }
+        }
+        facts
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn record(
+        &mut self,
+        ks: u64,
+        sender: &str,
+        kr: u64,
+        receiver: &str,
+        t: u32,
+        tx: &Transaction,
+        settings: &DetectorSettings,
+    ) {
+        self.newest = self.newest.max(t);
+        let window = settings.window();
+        let reference: Arc<str> = Arc::from(tx.reference.as_str());
+        let amount = tx.amount as f32;
+        let mut novel = false;
+        for (key, id, outgoing) in [(ks, sender, true), (kr, receiver, false)] {
+            let node = self.nodes.entry(key).or_insert_with(|| Node {
+                id: Arc::from(id),
+                first_seen: t,
+                last_seen: t,
+                ..Node::default()
+            });
+            node.first_seen = node.first_seen.min(t);
+            node.last_seen = node.last_seen.max(t);
+            node.prune(node.last_seen.saturating_sub(window));
+            let cp = if outgoing { kr } else { ks };
+            let known_for = t.saturating_sub(node.first_seen);
+            let peer = node.peer_mut(cp, settings.max_peers);
+            peer.last = peer.last.max(t);
+            if outgoing {
+                novel = peer.sent == 0 && known_for >= settings.novelty_history_days * DAY;
+                if peer.sent == 0 || t < peer.first_out {
+                    peer.first_out = t.max(1);
+                }
+                peer.sent = peer.sent.saturating_add(1);
+                peer.last_out = peer.last_out.max(t);
+            } else {
+                if peer.received == 0 || t < peer.first_in {
+                    peer.first_in = t.max(1);
+                }
+                peer.received = peer.received.saturating_add(1);
+                peer.last_in = peer.last_in.max(t);
+            }
+            if t + window <= node.last_seen {
+                continue; // older than the window: memory only
+            }
+            let edge = Edge {
+                cp,
+                ts: t,
+                amount,
+                novel,
+                reference: reference.clone(),
+            };
+            let edges = if outgoing {
+                &mut node.out_edges
+            } else {
+                &mut node.in_edges
+            };
+            insert_sorted(edges, edge, settings.max_edges);
+        }
+    }
+
+    fn id(&self, key: u64) -> Arc<str> {
+        self.nodes
+            .get(&key)
+            .map(|n| n.id.clone())
+            .unwrap_or_else(|| Arc::from("?"))
+    }
+
+    fn detect(
+        &self,
+        ks: u64,
+        kr: u64,
+        t: u32,
+        tx: &Transaction,
+        settings: &DetectorSettings,
+        facts: &mut GraphFacts,
+    ) {
+        let (Some(s), Some(r)) = (self.nodes.get(&ks), self.nodes.get(&kr)) else {
+            return;
+        };
+        let from = t.saturating_sub(settings.window());
+        // Distinct days as a bitmask of days before t (the window is at most 90 days).
+        let today = t / DAY;
+        let fan = |peers: &mut dyn Iterator<Item = u32>| -> (u32, u32) {
+            let (mut count, mut days) = (0u32, 0u128);
+            for first in peers {
+                count += 1;
+                days |= 1u128 << (today - first / DAY).min(127);
+            }
+            (count, days.count_ones())
+        };
+
+        // Fan-in at the receiver, fan-out at the sender; both fans of the sender for
+        // gather-scatter.
+        for (node, party) in [(r, &mut facts.receiver), (s, &mut facts.sender)] {
+            (party.fan_in, party.fan_in_days) =
+                fan(&mut node.one_off_senders(from, t).map(|p| p.first_in));
+            (party.fan_out, party.fan_out_days) =
+                fan(&mut node.new_receivers(from, t).map(|p| p.first_out));
+            let (mut money_in, mut money_out) = (0.0f64, 0.0f64);
+            for e in node.in_edges.iter().take_while(|e| e.ts <= t) {
+                if t - e.ts < 7 * DAY {
+                    money_in += f64::from(e.amount);
+                }
+            }
+            for e in node.out_edges.iter().take_while(|e| e.ts <= t) {
+                if t - e.ts < 7 * DAY {
+                    money_out += f64::from(e.amount);
+                }
+            }
+            if money_in > 0.0 {
+                party.pass_through_7d = money_out / money_in;
+            }
+        }
+        if facts.receiver.fan_in >= EVIDENCE_FLOOR {
+            let members: FxHashSet<u64> = r.one_off_senders(from, t).map(|p| p.cp).collect();
+            facts
+                .evidence
+                .push(self.fan_evidence(Detector::FanIn, kr, r, &members, true, from, t));
+        }
+        if facts.sender.fan_out >= EVIDENCE_FLOOR {
+            let members: FxHashSet<u64> = s.new_receivers(from, t).map(|p| p.cp).collect();
+            facts.evidence.push(self.fan_evidence(
+                Detector::FanOut,
+                ks,
+                s,
+                &members,
+                false,
+                from,
+                t,
+            ));
+        }
+        if facts.sender.fan_in >= EVIDENCE_FLOOR && facts.sender.fan_out >= EVIDENCE_FLOOR {
+            let ins: FxHashSet<u64> = s.one_off_senders(from, t).map(|p| p.cp).collect();
+            let outs: FxHashSet<u64> = s.new_receivers(from, t).map(|p| p.cp).collect();
+            let mut evidence =
+                self.fan_evidence(Detector::GatherScatter, ks, s, &ins, true, from, t);
+            let outgoing = self.fan_evidence(Detector::GatherScatter, ks, s, &outs, false, from, t);
+            evidence.accounts.extend(outgoing.accounts);
+            evidence.legs.extend(outgoing.legs);
+            evidence.legs.truncate(EVIDENCE_LEGS);
+            evidence.first_at = evidence.first_at.min(outgoing.first_at);
+            evidence.last_at = evidence.last_at.max(outgoing.last_at);
+            facts.evidence.push(evidence);
+        }
+        let ratio = facts.sender.pass_through_7d;
+        if ratio >= PASS_THROUGH_BAND.0 && ratio <= PASS_THROUGH_BAND.1 {
+            let recent = |e: &&Edge| e.ts <= t && t - e.ts < 7 * DAY;
+            let legs: Vec<Leg> = s
+                .in_edges
+                .iter()
+                .filter(recent)
+                .map(|e| self.leg(e, (e.cp, ks)))
+                .chain(
+                    s.out_edges
+                        .iter()
+                        .filter(recent)
+                        .map(|e| self.leg(e, (ks, e.cp))),
+                )
+                .collect();
+            facts
+                .evidence
+                .push(self.evidence(Detector::PassThrough, ks, Vec::new(), legs));
+        }
+
+        if !facts.new_pair {
+            return;
+        }
+        self.scatter_gather(kr, r, from, t, facts);
+        self.layered(ks, s, kr, r, from, t, facts);
+        self.cycle(ks, kr, from, t, tx, settings, facts);
+    }
+
+    fn leg(&self, edge: &Edge, (from, to): (u64, u64)) -> Leg {
+        Leg {
+            reference: edge.reference.clone(),
+            from: self.id(from),
+            to: self.id(to),
+            amount: f64::from(edge.amount),
+            at: i64::from(edge.ts),
+        }
+    }
+
+    fn evidence(
+        &self,
+        detector: Detector,
+        account: u64,
+        accounts: Vec<u64>,
+        mut legs: Vec<Leg>,
+    ) -> Evidence {
+        legs.sort_by_key(|l| l.at);
+        legs.truncate(EVIDENCE_LEGS);
+        Evidence {
+            detector,
+            account: self.id(account),
+            accounts: accounts.into_iter().map(|k| self.id(k)).collect(),
+            first_at: legs.first().map_or(0, |l| l.at),
+            last_at: legs.last().map_or(0, |l| l.at),
+            legs,
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn fan_evidence(
+        &self,
+        detector: Detector,
+        key: u64,
+        node: &Node,
+        members: &FxHashSet<u64>,
+        incoming: bool,
+        from: u32,
+        t: u32,
+    ) -> Evidence {
+        let edges = if incoming {
+            &node.in_edges
+        } else {
+            &node.out_edges
+        };
+        let legs = edges
+            .iter()
+            .filter(|e| e.ts > from && e.ts <= t && members.contains(&e.cp))
+            .map(|e| self.leg(e, if incoming { (e.cp, key) } else { (key, e.cp) }))
+            .collect();
+        let mut accounts: Vec<u64> = members.iter().copied().collect();
+        accounts.sort_unstable();
+        self.evidence(detector, key, accounts, legs)
+    }
+
+    /// Scatter-gather at the receiver: of the accounts that paid it once (first time, within
+    /// the window), how many were funded, first time and within the window, by one common origin?
+    fn scatter_gather(&self, kr: u64, r: &Node, from: u32, t: u32, facts: &mut GraphFacts) {
+        let mut funders: FxHashMap<u64, Vec<(u64, &Edge)>> = FxHashMap::default();
+        for peer in r.one_off_senders(from, t) {
+            let Some(middle) = self.nodes.get(&peer.cp) else {
+                continue;
+            };
+            for edge in middle.in_edges.iter() {
+                let once = middle.peer(edge.cp).is_some_and(|p| p.received == 1);
+                if edge.novel && once && edge.ts > from && edge.ts <= t && edge.cp != kr {
+                    funders.entry(edge.cp).or_default().push((peer.cp, edge));
+                }
+            }
+        }
+        let Some((&origin, middles)) = funders.iter().max_by_key(|(k, v)| {
+            (
+                v.iter().map(|(m, _)| *m).collect::<FxHashSet<_>>().len(),
+                **k,
+            )
+        }) else {
+            return;
+        };
+        let distinct: FxHashSet<u64> = middles.iter().map(|(m, _)| *m).collect();
+        facts.scatter_gather = distinct.len() as u32;
+        if facts.scatter_gather < EVIDENCE_FLOOR {
+            return;
+        }
+        let mut legs: Vec<Leg> = middles
+            .iter()
+            .map(|(m, e)| self.leg(e, (origin, *m)))
+            .collect();
+        for e in r.in_edges.iter() {
+            if e.ts > from && e.ts <= t && distinct.contains(&e.cp) {
+                legs.push(self.leg(e, (e.cp, kr)));
+            }
+        }
+        let mut accounts = vec![origin];
+        let mut sorted: Vec<u64> = distinct.into_iter().collect();
+        sorted.sort_unstable();
+        accounts.extend(sorted);
+        facts
+            .evidence
+            .push(self.evidence(Detector::ScatterGather, kr, accounts, legs));
+    }
+
+    /// Layered flow around the first-time payment S -> R: other first-time senders of R that
+    /// also paid, for the first time, one of the other accounts S paid for the first time.
+    #[allow(clippy::too_many_arguments)]
+    fn layered(
+        &self,
+        ks: u64,
+        s: &Node,
+        kr: u64,
+        r: &Node,
+        from: u32,
+        t: u32,
+        facts: &mut GraphFacts,
+    ) {
+        let mine: FxHashSet<u64> = s
+            .out_edges
+            .iter()
+            .filter(|e| e.novel && e.ts > from && e.ts <= t && e.cp != kr && one_off(s, e.cp))
+            .map(|e| e.cp)
+            .collect();
+        if mine.is_empty() {
+            facts.layered_senders = 1;
+            facts.layered_receivers = 1;
+            return;
+        }
+        let mut senders = vec![ks];
+        let mut receivers: FxHashSet<u64> = FxHashSet::default();
+        let mut legs = Vec::new();
+        let mut partners_seen: FxHashSet<u64> = FxHashSet::default();
+        for edge in r.in_edges.iter() {
+            let once = r.peer(edge.cp).is_some_and(|p| p.received == 1);
+            if !edge.novel || !once || edge.ts <= from || edge.ts > t || edge.cp == ks {
+                continue;
+            }
+            if !partners_seen.insert(edge.cp) {
+                continue;
+            }
+            let Some(partner) = self.nodes.get(&edge.cp) else {
+                continue;
+            };
+            let mut shared = false;
+            for out in partner.out_edges.iter() {
+                if out.novel
+                    && out.ts > from
+                    && out.ts <= t
+                    && mine.contains(&out.cp)
+                    && one_off(partner, out.cp)
+                {
+                    shared = true;
+                    receivers.insert(out.cp);
+                    legs.push(self.leg(out, (edge.cp, out.cp)));
+                }
+            }
+            if shared {
+                senders.push(edge.cp);
+                legs.push(self.leg(edge, (edge.cp, kr)));
+            }
+        }
+        facts.layered_senders = senders.len() as u32;
+        facts.layered_receivers = 1 + receivers.len() as u32;
+        if senders.len() < 2 {
+            return;
+        }
+        for out in s.out_edges.iter() {
+            if out.novel
+                && out.ts > from
+                && out.ts <= t
+                && (receivers.contains(&out.cp) || out.cp == kr)
+            {
+                legs.push(self.leg(out, (ks, out.cp)));
+            }
+        }
+        let mut accounts = senders;
+        let mut others: Vec<u64> = receivers.into_iter().collect();
+        others.sort_unstable();
+        accounts.push(kr);
+        accounts.extend(others);
+        facts
+            .evidence
+            .push(self.evidence(Detector::Layered, kr, accounts, legs));
+    }
+
+    /// Does S -> R close a cycle of first-time payments within the window?
+    #[allow(clippy::too_many_arguments)]
+    fn cycle(
+        &self,
+        ks: u64,
+        kr: u64,
+        from: u32,
+        t: u32,
+        tx: &Transaction,
+        settings: &DetectorSettings,
+        facts: &mut GraphFacts,
+    ) {
+        let found = cycle::shortest_path(
+            kr,
+            ks,
+            settings.max_cycle_length - 1,
+            settings.cycle_search_budget,
+            |node, out| {
+                if let Some(n) = self.nodes.get(&node) {
+                    for e in n.out_edges.iter() {
+                        // First-time payments that were not repeated since: a relationship
+                        // that pays again is an ordinary one.
+                        if e.novel
+                            && e.ts > from
+                            && e.ts <= t
+                            && n.peer(e.cp).is_some_and(|p| p.sent == 1)
+                        {
+                            out.push((e.cp, e));
+                        }
+                    }
+                }
+            },
+        );
+        let cycle::Search::Found(path) = found else {
+            return;
+        };
+        if path.len() + 1 < 3 {
+            return;
+        }
+        let amount = tx.amount as f32;
+        let (low, high) = path.iter().fold((amount, amount), |(lo, hi), s| {
+            (lo.min(s.edge.amount), hi.max(s.edge.amount))
+        });
+        if low <= 0.0 || f64::from(high / low) > settings.cycle_max_amount_ratio {
+            return;
+        }
+        facts.cycle_length = path.len() as u32 + 1;
+        let mut legs: Vec<Leg> = path
+            .iter()
+            .map(|s| self.leg(s.edge, (s.from, s.to)))
+            .collect();
+        legs.push(Leg {
+            reference: Arc::from(tx.reference.as_str()),
+            from: self.id(ks),
+            to: self.id(kr),
+            amount: tx.amount,
+            at: i64::from(t),
+        });
+        let accounts: Vec<u64> = path.iter().map(|s| s.from).chain([ks]).collect();
+        facts
+            .evidence
+            .push(self.evidence(Detector::Cycle, kr, accounts, legs));
+    }
+
+    /// Drops accounts idle for longer than the counterparty memory.
+    fn evict_idle(&mut self) {
+        let horizon = self.newest.saturating_sub(PEER_MEMORY_DAYS * DAY);
+        self.nodes.retain(|_, n| n.last_seen >= horizon);
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,169 @@
+//! Unit tests of the account graph. The detector fixtures (sequences of payments, expected hits
+//! and near misses) run through the rules: `fixtures/rules/TM-028…TM-034`.
+
+use super::*;
+use crate::model::{TransactionPayload, ValidationClock};
+use proptest::prelude::*;
+
+const DAY_MS: i64 = 86_400_000;
+const T0_MS: i64 = 1_771_000_000_000;
+
+fn payment(reference: &str, at_ms: i64, from: &str, to: &str, amount: f64) -> Transaction {
+    let payload: TransactionPayload = serde_json::from_value(serde_json::json!({
+        "transactionData": {
+            "reference": reference, "amount": amount, "type": "debit",
+            "transactionDate": crate::model::decision::format_time_ms(at_ms),
+            "senderAccount": from, "receiverAccount": to
+        },
+        "anonymizedUserData": {"uniqueId": format!("u-{from}")}
+    }))
+    .expect("payload");
+    payload
+        .validate(ValidationClock {
+            now_ms: T0_MS + 400 * DAY_MS,
+            max_future_skew_ms: 0,
+        })
+        .expect("valid")
+}
+
+#[test]
+fn velocity_counts_are_exact_both_ways_and_exclude_later_payments() {
+    let settings = DetectorSettings::default();
+    let mut graph = AccountGraph::default();
+    // Debtor D pays three creditors within a day; creditor C is paid by two debtors.
+    let n = |i: i64| format!("r{i}");
+    graph.observe(1, &payment(&n(1), T0_MS, "D", "C", 10.0), &settings);
+    graph.observe(
+        1,
+        &payment(&n(2), T0_MS + 3_600_000, "D", "X", 20.0),
+        &settings,
+    );
+    graph.observe(
+        1,
+        &payment(&n(3), T0_MS + 7_200_000, "E", "C", 30.0),
+        &settings,
+    );
+    // A payment dated later than the one evaluated below arrives first (out of order).
+    graph.observe(
+        1,
+        &payment(&n(4), T0_MS + 30 * 3_600_000, "D", "Y", 40.0),
+        &settings,
+    );
+    // Another tenant's identical account ids are other accounts.
+    graph.observe(2, &payment(&n(5), T0_MS, "D", "C", 99.0), &settings);
+    let facts = graph.observe(
+        1,
+        &payment(&n(6), T0_MS + 23 * 3_600_000, "D", "C", 50.0),
+        &settings,
+    );
+    assert_eq!(
+        facts.sender.out_count[W_24H], 2,
+        "D's two payments of the last 24 h"
+    );
+    assert_eq!(facts.sender.out_sum[W_24H], 30.0);
+    assert_eq!(facts.sender.distinct_receivers[W_24H], 2);
+    assert_eq!(facts.receiver.in_count[W_24H], 2, "C was paid by D and E");
+    assert_eq!(facts.receiver.distinct_senders[W_24H], 2);
+    assert!(!facts.new_pair, "D paid C before");
+    // 24 h later, the first payments left the 24 h window but not the 7-day one.
+    let later = graph.observe(
+        1,
+        &payment(&n(7), T0_MS + 48 * 3_600_000, "D", "Z", 1.0),
+        &settings,
+    );
+    assert_eq!(
+        later.sender.out_count[W_24H], 1,
+        "only the payment dated +30 h"
+    );
+    assert_eq!(later.sender.out_count[W_7D], 4);
+    assert!(later.new_pair);
+}
+
+#[test]
+fn a_resubmitted_payment_is_not_counted_twice() {
+    let settings = DetectorSettings::default();
+    let mut graph = AccountGraph::default();
+    graph.observe(1, &payment("same", T0_MS, "A", "B", 5.0), &settings);
+    let again = graph.observe(1, &payment("same", T0_MS, "A", "B", 5.0), &settings);
+    assert_eq!(again, GraphFacts::default());
+    let next = graph.observe(1, &payment("next", T0_MS + 1000, "A", "B", 5.0), &settings);
+    assert_eq!(next.sender.out_count[W_24H], 1);
+}
+
+#[test]
+fn a_cycle_carries_its_accounts_and_payments_as_evidence() {
+    let settings = DetectorSettings::default();
+    let mut graph = AccountGraph::default();
+    graph.observe(1, &payment("p1", T0_MS, "A", "B", 100.0), &settings);
+    graph.observe(1, &payment("p2", T0_MS + DAY_MS, "B", "C", 95.0), &settings);
+    let facts = graph.observe(
+        1,
+        &payment("p3", T0_MS + 2 * DAY_MS, "C", "A", 90.0),
+        &settings,
+    );
+    assert_eq!(facts.cycle_length, 3);
+    let evidence = facts.evidence_of(Detector::Cycle).expect("evidence");
+    assert_eq!(&*evidence.account, "A");
+    let refs: Vec<&str> = evidence.legs.iter().map(|l| &*l.reference).collect();
+    assert_eq!(refs, ["p1", "p2", "p3"]);
+    assert_eq!(evidence.first_at, T0_MS / 1000);
+    assert_eq!(evidence.last_at, T0_MS / 1000 + 2 * 86_400);
+}
+
+#[test]
+fn memory_per_typical_account_stays_under_a_kibibyte() {
+    // A typical account: a handful of counterparties, a few payments a month each way.
+    let settings = DetectorSettings::default();
+    let mut graph = AccountGraph::default();
+    let accounts = 200;
+    for i in 0..accounts {
+        for k in 0..4 {
+            let to = (i + k + 1) % accounts;
+            let reference = format!("m{i}-{k}");
+            let at = T0_MS + (k as i64) * 7 * DAY_MS + i as i64;
+            graph.observe(
+                1,
+                &payment(
+                    &reference,
+                    at,
+                    &format!("ACC{i}"),
+                    &format!("ACC{to}"),
+                    10.0,
+                ),
+                &settings,
+            );
+        }
+    }
+    let per_account = graph.memory_bytes() / graph.account_count();
+    assert!(per_account <= 1024, "{per_account} bytes per account");
+}
+
+proptest! {
+    /// The 24 h and 7 d counts equal a brute-force count over the payments dated at or before t.
+    #[test]
+    fn counts_match_a_brute_force_count(
+        payments in proptest::collection::vec((0i64..(10 * DAY_MS), 0usize..4, 0usize..4, 1u32..1000), 1..40),
+        at in 0i64..(10 * DAY_MS),
+    ) {
+        let settings = DetectorSettings::default();
+        let mut graph = AccountGraph::default();
+        let names = ["A", "B", "C", "D"];
+        let mut kept = Vec::new();
+        for (i, (offset, from, to, amount)) in payments.iter().enumerate() {
+            if from == to {
+                continue;
+            }
+            graph.observe(1, &payment(&format!("x{i}"), T0_MS + offset, names[*from], names[*to], f64::from(*amount)), &settings);
+            kept.push((T0_MS + offset, *from, *to));
+        }
+        let t = T0_MS + at;
+        let facts = graph.observe(1, &payment("probe", t, "A", "B", 1.0), &settings);
+        for (w, span) in [(W_24H, DAY_MS), (W_7D, 7 * DAY_MS)] {
+            let inside = |ts: i64| ts / 1000 <= t / 1000 && t / 1000 - ts / 1000 < span / 1000;
+            let out = kept.iter().filter(|(ts, f, _)| *f == 0 && inside(*ts)).count();
+            let into = kept.iter().filter(|(ts, _, r)| *r == 1 && inside(*ts)).count();
+            prop_assert_eq!(facts.sender.out_count[w] as usize, out);
+            prop_assert_eq!(facts.receiver.in_count[w] as usize, into);
+        }
+    }
+}
