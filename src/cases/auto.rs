@@ -210,17 +210,19 @@ impl Alert {
         summary
     }
 
-    /// The subject and the record that identify the case this alert opens or joins.
-    fn case_record(&self) -> (&str, &'static str, String, String) {
+    /// The subject and the record that identify the case this alert opens or joins. An
+    /// account-level case's subject is the (account, typology) pair, so one account can have an
+    /// open case per typology (at most one open case per subject).
+    fn case_record(&self) -> (String, &'static str, String, String) {
         match &self.account {
             Some(finding) => (
-                finding.account.as_str(),
+                finding.record_name(),
                 "account",
                 finding.account.clone(),
                 finding.record_name(),
             ),
             None => (
-                self.user_id.as_str(),
+                self.user_id.clone(),
                 "transaction",
                 self.transaction_id.clone(),
                 self.reference.clone(),
@@ -259,29 +261,15 @@ async fn open_or_append_one(
     let (subject, record_type, record_id, record_name) = alert.case_record();
     // A customer's transactions join its open transaction case; a detector's finding joins the
     // open case of its (account, typology).
-    let open: Option<(String, String, String)> = if record_type == "account" {
-        sqlx::query_as(
-            "SELECT id, status, priority FROM cases WHERE business_id = $1 AND module = $2 \
-             AND record_type = 'account' AND record_name = $3 \
-             AND status IN ('open', 'in progress')",
-        )
-        .bind(alert.business_id)
-        .bind(TRANSACTION_MONITORING)
-        .bind(&record_name)
-        .fetch_optional(&mut *conn)
-        .await?
-    } else {
-        sqlx::query_as(
-            "SELECT id, status, priority FROM cases WHERE business_id = $1 AND module = $2 \
-             AND subject_id = $3 AND record_type <> 'account' \
-             AND status IN ('open', 'in progress')",
-        )
-        .bind(alert.business_id)
-        .bind(TRANSACTION_MONITORING)
-        .bind(subject)
-        .fetch_optional(&mut *conn)
-        .await?
-    };
+    let open: Option<(String, String, String)> = sqlx::query_as(
+        "SELECT id, status, priority FROM cases WHERE business_id = $1 AND module = $2 \
+         AND subject_id = $3 AND status IN ('open', 'in progress')",
+    )
+    .bind(alert.business_id)
+    .bind(TRANSACTION_MONITORING)
+    .bind(&subject)
+    .fetch_optional(&mut *conn)
+    .await?;
     if let Some((case_id, status, priority)) = open {
         let old = Priority::parse(&priority).unwrap_or(Priority::Low);
         let new = old.max(alert.priority);
@@ -358,7 +346,7 @@ async fn open_or_append_one(
     .bind(&record_id)
     .bind(record_type)
     .bind(&record_name)
-    .bind(subject)
+    .bind(&subject)
     .bind(alert.title())
     .bind(alert.description())
     .bind(alert.priority.as_str())

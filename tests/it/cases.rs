@@ -581,7 +581,8 @@ async fn manual_cases_are_created_listed_filtered_and_paged(backend: Backend) {
     h.stop().await;
 }
 
-/// A pack with one detector rule: fan-in of first-time, one-off senders (3 on 3 days).
+/// A pack with two detector rules: fan-in of first-time, one-off senders (3 on 3 days) and
+/// fan-out to 3 first-time receivers.
 fn write_fan_in_pack(dir: &std::path::Path) {
     std::fs::create_dir_all(dir).expect("rules dir");
     std::fs::write(
@@ -594,6 +595,13 @@ fn write_fan_in_pack(dir: &std::path::Path) {
         "//! id = \"F-1\"\n//! name = \"Fan-in\"\n//! description = \"Fan-in.\"\n\
          //! severity = \"high\"\n//! score = 0.6\n//! detector = \"fan_in\"\n\
          graph.new_pair && receiver.fan_in_30d >= 3 && receiver.fan_in_days >= 3\n",
+    )
+    .expect("rule");
+    std::fs::write(
+        dir.join("F-2.rhai"),
+        "//! id = \"F-2\"\n//! name = \"Fan-out\"\n//! description = \"Fan-out.\"\n\
+         //! severity = \"high\"\n//! score = 0.6\n//! detector = \"fan_out\"\n\
+         graph.new_pair && sender.fan_out_30d >= 3\n",
     )
     .expect("rule");
 }
@@ -665,4 +673,28 @@ async fn a_typology_finding_opens_one_case_per_account_and_typology_with_its_evi
         log.iter().any(|m| m.contains("fan-3")),
         "the fourth payment joined the case: {log:?}"
     );
+
+    // The same account fans out: a second typology is a second case on the account.
+    for i in 0..3 {
+        let (status, decision) = h
+            .instant(
+                &key,
+                &payment(
+                    &format!("out-{i}"),
+                    "MULE",
+                    &format!("R{i}"),
+                    "2026-03-08T10:00:00Z",
+                ),
+            )
+            .await;
+        assert_eq!(status, 200, "{decision}");
+    }
+    let mut records: Vec<String> = h
+        .cases(&key, "")
+        .await
+        .iter()
+        .filter_map(|c| c["record"]["name"].as_str().map(str::to_owned))
+        .collect();
+    records.sort();
+    assert_eq!(records, ["MULE · fan_in", "MULE · fan_out"]);
 }
