@@ -15,29 +15,42 @@ use crate::model::decision::RuleMode;
 use crate::model::{Action, Decision, Transaction};
 use crate::store::{iso_time, new_id};
 
-/// The cases a non-approved decision opens or joins, as (account, typology): one per active hit
-/// of a rule that reads a detector, on the account the detector's finding is about; a decision
-/// without such a hit goes to its customer's case (`own_account`, "transaction").
-pub fn case_keys(own_account: &str, decision: &Decision) -> Vec<(String, String)> {
-    let mut keys: Vec<(String, String)> = Vec::new();
+/// The detector findings of a decision that open account-level cases: one per active hit of a
+/// rule that reads a detector, on the account its evidence is about, once per (account, typology).
+fn findings(decision: &Decision) -> Vec<AccountFinding> {
+    let mut found: Vec<AccountFinding> = Vec::new();
     for hit in &decision.rules {
-        if hit.mode != RuleMode::Active {
-            continue;
-        }
-        let (Some(detector), Some(account)) = (
-            hit.detector,
-            hit.evidence
-                .as_ref()
-                .and_then(|e| e.get("account"))
-                .and_then(Value::as_str),
-        ) else {
+        let (RuleMode::Active, Some(detector), Some(evidence)) =
+            (hit.mode, hit.detector, hit.evidence.as_ref())
+        else {
             continue;
         };
-        let key = (account.to_owned(), detector.as_str().to_owned());
-        if !keys.contains(&key) {
-            keys.push(key);
+        let Some(account) = evidence.get("account").and_then(Value::as_str) else {
+            continue;
+        };
+        let typology = detector.as_str();
+        if found
+            .iter()
+            .any(|f| f.account == account && f.typology == typology)
+        {
+            continue;
         }
+        found.push(AccountFinding {
+            account: account.to_owned(),
+            typology: typology.to_owned(),
+            evidence: evidence.clone(),
+        });
     }
+    found
+}
+
+/// The cases a non-approved decision opens or joins, as (account, typology): those of its
+/// detector findings, else its customer's case (`own_account`, "transaction").
+pub fn case_keys(own_account: &str, decision: &Decision) -> Vec<(String, String)> {
+    let mut keys: Vec<(String, String)> = findings(decision)
+        .into_iter()
+        .map(|f| (f.account, f.typology))
+        .collect();
     if keys.is_empty() {
         keys.push((own_account.to_owned(), "transaction".to_owned()));
     }
@@ -89,33 +102,13 @@ impl Alert {
         let Some(base) = Alert::from_decision(business_id, tx, decision) else {
             return Vec::new();
         };
-        let mut alerts = Vec::new();
-        for hit in &decision.rules {
-            let (RuleMode::Active, Some(detector), Some(evidence)) =
-                (hit.mode, hit.detector, hit.evidence.as_ref())
-            else {
-                continue;
-            };
-            let Some(account) = evidence.get("account").and_then(Value::as_str) else {
-                continue;
-            };
-            let finding = AccountFinding {
-                account: account.to_owned(),
-                typology: detector.as_str().to_owned(),
-                evidence: evidence.clone(),
-            };
-            if alerts.iter().any(|a: &Alert| {
-                a.account
-                    .as_ref()
-                    .is_some_and(|f| f.record_name() == finding.record_name())
-            }) {
-                continue;
-            }
-            alerts.push(Alert {
+        let mut alerts: Vec<Alert> = findings(decision)
+            .into_iter()
+            .map(|finding| Alert {
                 account: Some(finding),
                 ..base.clone()
-            });
-        }
+            })
+            .collect();
         if alerts.is_empty() {
             alerts.push(base);
         }

@@ -291,9 +291,51 @@ fn split_rule_source(source: &str) -> (String, String) {
     (meta, body)
 }
 
+/// The manifest text with `overrides` applied (see [`RuleSet::load_with_params`]).
+fn overridden(
+    manifest_path: &Path,
+    text: &str,
+    overrides: &BTreeMap<String, toml::Value>,
+) -> Result<String, RuleError> {
+    let problem = |message: String| RuleError::Pack {
+        path: manifest_path.to_path_buf(),
+        message,
+    };
+    let mut table: toml::Table = toml::from_str(text).map_err(|e| problem(e.to_string()))?;
+    for (name, value) in overrides {
+        if let Some(setting) = name.strip_prefix("detectors.") {
+            let detectors = table
+                .entry("detectors")
+                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            if let Some(detectors) = detectors.as_table_mut() {
+                detectors.insert(setting.to_owned(), value.clone());
+            }
+            continue;
+        }
+        let slot = table
+            .get_mut("params")
+            .and_then(toml::Value::as_table_mut)
+            .and_then(|params| params.get_mut(name))
+            .ok_or_else(|| problem(format!("param {name} is not in the pack")))?;
+        *slot = value.clone();
+    }
+    toml::to_string(&table).map_err(|e| problem(e.to_string()))
+}
+
 impl RuleSet {
     /// Loads and compiles the pack in `dir`.
     pub fn load(dir: &Path, limits: SandboxLimits) -> Result<RuleSet, RuleError> {
+        RuleSet::load_with_params(dir, limits, &BTreeMap::new())
+    }
+
+    /// Loads the pack in `dir` with some of its `[params]` (or, as `detectors.NAME`, its
+    /// `[detectors]` settings) replaced: a threshold sweep. Every overridden param must exist in
+    /// the pack.
+    pub fn load_with_params(
+        dir: &Path,
+        limits: SandboxLimits,
+        overrides: &BTreeMap<String, toml::Value>,
+    ) -> Result<RuleSet, RuleError> {
         let manifest_path = dir.join("pack.toml");
         let manifest_text =
             std::fs::read_to_string(&manifest_path).map_err(|source| RuleError::Read {
@@ -317,81 +359,12 @@ impl RuleSet {
             })?;
             sources.push((path, source));
         }
+        let manifest_text = if overrides.is_empty() {
+            manifest_text
+        } else {
+            overridden(&manifest_path, &manifest_text, overrides)?
+        };
         RuleSet::compile(&manifest_path, &manifest_text, &sources, limits)
-    }
-
-    /// Loads the pack in `dir` with some of its `[params]` replaced (a threshold sweep). Every
-    /// overridden name must exist in the pack.
-    pub fn load_with_params(
-        dir: &Path,
-        limits: SandboxLimits,
-        overrides: &BTreeMap<String, toml::Value>,
-    ) -> Result<RuleSet, RuleError> {
-        if overrides.is_empty() {
-            return RuleSet::load(dir, limits);
-        }
-        let manifest_path = dir.join("pack.toml");
-        let text = std::fs::read_to_string(&manifest_path).map_err(|source| RuleError::Read {
-            path: manifest_path.clone(),
-            source,
-        })?;
-        let mut table: toml::Table = toml::from_str(&text).map_err(|e| RuleError::Pack {
-            path: manifest_path.clone(),
-            message: e.to_string(),
-        })?;
-        let params = table
-            .get_mut("params")
-            .and_then(toml::Value::as_table_mut)
-            .ok_or_else(|| RuleError::Pack {
-                path: manifest_path.clone(),
-                message: "the pack has no [params] to override".into(),
-            })?;
-        for (name, value) in overrides
-            .iter()
-            .filter(|(n, _)| !n.starts_with("detectors."))
-        {
-            let Some(slot) = params.get_mut(name) else {
-                return Err(RuleError::Pack {
-                    path: manifest_path.clone(),
-                    message: format!("param {name} is not in the pack"),
-                });
-            };
-            *slot = value.clone();
-        }
-        for (name, value) in overrides {
-            let Some(setting) = name.strip_prefix("detectors.") else {
-                continue;
-            };
-            let detectors = table
-                .entry("detectors")
-                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
-            if let Some(detectors) = detectors.as_table_mut() {
-                detectors.insert(setting.to_owned(), value.clone());
-            }
-        }
-        let mut sources = Vec::new();
-        let folder = manifest_path.parent().unwrap_or(Path::new("."));
-        let mut files: Vec<PathBuf> = std::fs::read_dir(folder)
-            .map_err(|source| RuleError::Read {
-                path: folder.to_path_buf(),
-                source,
-            })?
-            .filter_map(|entry| entry.ok().map(|e| e.path()))
-            .filter(|path| path.extension().is_some_and(|ext| ext == "rhai"))
-            .collect();
-        files.sort();
-        for path in files {
-            let source = std::fs::read_to_string(&path).map_err(|source| RuleError::Read {
-                path: path.clone(),
-                source,
-            })?;
-            sources.push((path, source));
-        }
-        let text = toml::to_string(&table).map_err(|e| RuleError::Pack {
-            path: manifest_path.clone(),
-            message: e.to_string(),
-        })?;
-        RuleSet::compile(&manifest_path, &text, &sources, limits)
     }
 
     /// Adds to each hit of a rule that names a detector that detector's evidence.
@@ -856,6 +829,49 @@ risky = ["kp", "IR"]
             screening: ScreeningFacts::default(),
             graph: Box::default(),
         })
+    }
+
+    #[test]
+    fn a_sweep_replaces_params_and_detector_settings_and_refuses_unknown_names() {
+        let dir = tempfile::tempdir().expect("dir");
+        std::fs::write(
+            dir.path().join("pack.toml"),
+            "[pack]\nname = \"p\"\nversion = \"1\"\n[decision]\nreview = 0.5\nreject = 0.9\n\
+             [params]\nbig = 100.0\n",
+        )
+        .expect("pack");
+        std::fs::write(
+            dir.path().join("A.rhai"),
+            "//! id = \"A\"\n//! name = \"A\"\n//! description = \"A\"\n\
+             //! severity = \"high\"\n//! score = 0.6\ntx.amount > BIG\n",
+        )
+        .expect("rule");
+        let limits = SandboxLimits::default();
+        let mut scope = Scope::new();
+        let hits = |set: &RuleSet, scope: &mut Scope<'static>| {
+            set.evaluate(&input(150.0, "ng"), scope).hits.len()
+        };
+        let plain = RuleSet::load(dir.path(), limits).expect("loads");
+        assert_eq!(hits(&plain, &mut scope), 1);
+        assert_eq!(plain.detectors, DetectorSettings::default());
+
+        let mut overrides = BTreeMap::new();
+        overrides.insert("big".to_owned(), toml::Value::Float(200.0));
+        overrides.insert("detectors.window_days".to_owned(), toml::Value::Integer(14));
+        let swept = RuleSet::load_with_params(dir.path(), limits, &overrides).expect("loads");
+        assert_eq!(hits(&swept, &mut scope), 0, "BIG is 200 now");
+        assert_eq!(swept.detectors.window_days, 14);
+
+        let unknown = BTreeMap::from([("huge".to_owned(), toml::Value::Float(1.0))]);
+        let error = RuleSet::load_with_params(dir.path(), limits, &unknown).expect_err("refused");
+        assert!(
+            error.to_string().contains("param huge is not in the pack"),
+            "{error}"
+        );
+        let invalid =
+            BTreeMap::from([("detectors.window_days".to_owned(), toml::Value::Integer(0))]);
+        let error = RuleSet::load_with_params(dir.path(), limits, &invalid).expect_err("refused");
+        assert!(error.to_string().contains("window_days"), "{error}");
     }
 
     #[test]
