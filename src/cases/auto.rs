@@ -15,6 +15,9 @@ use crate::model::decision::RuleMode;
 use crate::model::{Action, Decision, Transaction};
 use crate::store::{iso_time, new_id};
 
+/// At most this many of a finding's accounts are recorded with its case (and looked up).
+const MAX_CASE_MEMBERS: usize = 64;
+
 /// The detector findings of a decision that open account-level cases: one per active hit of a
 /// rule that reads a detector, on the account its evidence is about, once per (account, typology).
 fn findings(decision: &Decision) -> Vec<AccountFinding> {
@@ -35,26 +38,88 @@ fn findings(decision: &Decision) -> Vec<AccountFinding> {
         {
             continue;
         }
+        let mut members = vec![account.to_owned()];
+        for other in evidence
+            .get("accounts")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
+            if members.len() < MAX_CASE_MEMBERS && !members.iter().any(|m| m == other) {
+                members.push(other.to_owned());
+            }
+        }
         found.push(AccountFinding {
             account: account.to_owned(),
             typology: typology.to_owned(),
+            members,
             evidence: evidence.clone(),
         });
     }
     found
 }
 
-/// The cases a non-approved decision opens or joins, as (account, typology): those of its
-/// detector findings, else its customer's case (`own_account`, "transaction").
-pub fn case_keys(own_account: &str, decision: &Decision) -> Vec<(String, String)> {
-    let mut keys: Vec<(String, String)> = findings(decision)
+/// What a non-approved decision brings to cases: its detector findings (account, typology and
+/// the accounts involved), else its customer's transaction case (`own_account`, "transaction",
+/// no members).
+pub fn case_keys(own_account: &str, decision: &Decision) -> Vec<CaseKey> {
+    let mut keys: Vec<CaseKey> = findings(decision)
         .into_iter()
-        .map(|f| (f.account, f.typology))
+        .map(|f| CaseKey {
+            account: f.account,
+            typology: f.typology,
+            members: f.members,
+        })
         .collect();
     if keys.is_empty() {
-        keys.push((own_account.to_owned(), "transaction".to_owned()));
+        keys.push(CaseKey {
+            account: own_account.to_owned(),
+            typology: "transaction".to_owned(),
+            members: Vec::new(),
+        });
     }
     keys
+}
+
+/// One finding's claim on a case (see [`case_keys`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaseKey {
+    pub account: String,
+    pub typology: String,
+    /// The accounts involved, the finding's own first (empty for a transaction case).
+    pub members: Vec<String>,
+}
+
+/// Which case each finding lands in, in memory: what [`open_or_append`] does in the store for
+/// cases that stay open (replay uses it to count cases). A finding joins the case of the first of
+/// its accounts that an earlier finding of the same typology named; otherwise it opens a case on
+/// its own account. One laundering network is one case, not one per account it touches.
+#[derive(Debug, Default)]
+pub struct CaseNetwork {
+    case_of: std::collections::HashMap<(String, String), (String, String)>,
+}
+
+impl CaseNetwork {
+    /// The case (its account and typology) the finding opens or joins.
+    pub fn assign(&mut self, key: &CaseKey) -> (String, String) {
+        let own = (key.account.clone(), key.typology.clone());
+        if key.members.is_empty() {
+            return own;
+        }
+        let case = key
+            .members
+            .iter()
+            .find_map(|m| self.case_of.get(&(key.typology.clone(), m.clone())))
+            .cloned()
+            .unwrap_or(own);
+        for member in &key.members {
+            self.case_of
+                .entry((key.typology.clone(), member.clone()))
+                .or_insert_with(|| case.clone());
+        }
+        case
+    }
 }
 
 /// One non-approved decision, as cases need it.
@@ -76,11 +141,14 @@ pub struct Alert {
     pub account: Option<AccountFinding>,
 }
 
-/// A detector's finding about one account: opens or joins the account's case for the typology.
+/// A detector's finding about one account: opens or joins the account's case for the typology,
+/// or the open case of that typology that already holds one of its `members`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AccountFinding {
     pub account: String,
     pub typology: String,
+    /// The accounts the evidence names, `account` first.
+    pub members: Vec<String>,
     pub evidence: Value,
 }
 
@@ -263,6 +331,10 @@ async fn open_or_append_one(
     .bind(&subject)
     .fetch_optional(&mut *conn)
     .await?;
+    let open = match (open, &alert.account) {
+        (None, Some(finding)) => network_case(conn, alert.business_id, finding).await?,
+        (open, _) => open,
+    };
     if let Some((case_id, status, priority)) = open {
         let old = Priority::parse(&priority).unwrap_or(Priority::Low);
         let new = old.max(alert.priority);
@@ -276,6 +348,9 @@ async fn open_or_append_one(
         .bind(&case_id)
         .execute(&mut *conn)
         .await?;
+        if touched.rows_affected() == 1 {
+            remember_members(conn, alert, &case_id).await?;
+        }
         if touched.rows_affected() == 1 && link(conn, alert, &case_id, now).await? {
             let status = CaseStatus::parse(&status).unwrap_or(CaseStatus::Open);
             let mut message = format!(
@@ -346,6 +421,7 @@ async fn open_or_append_one(
     .bind(now)
     .execute(&mut *conn)
     .await?;
+    remember_members(conn, alert, &case_id).await?;
     link(conn, alert, &case_id, now).await?;
     log_entry(
         conn,
@@ -377,6 +453,65 @@ async fn open_or_append_one(
     Ok(())
 }
 
+/// The open case of the finding's typology that already holds one of its accounts: the one of
+/// its earliest-listed account (its own first), the oldest case if that account is in several.
+async fn network_case(
+    conn: &mut sqlx::AnyConnection,
+    business_id: i64,
+    finding: &AccountFinding,
+) -> Result<Option<(String, String, String)>, sqlx::Error> {
+    let members = &finding.members;
+    if members.is_empty() {
+        return Ok(None);
+    }
+    let list: Vec<String> = (0..members.len()).map(|i| format!("${}", i + 4)).collect();
+    let sql = format!(
+        "SELECT c.id, c.status, c.priority, a.account FROM case_accounts a \
+         JOIN cases c ON c.id = a.case_id \
+         WHERE a.business_id = $1 AND a.typology = $2 AND c.module = $3 \
+         AND c.status IN ('open', 'in progress') AND a.account IN ({}) \
+         ORDER BY c.created_at_ms, c.id",
+        list.join(", ")
+    );
+    let mut query = sqlx::query_as::<_, (String, String, String, String)>(&sql)
+        .bind(business_id)
+        .bind(&finding.typology)
+        .bind(TRANSACTION_MONITORING);
+    for member in members {
+        query = query.bind(member);
+    }
+    let rows = query.fetch_all(&mut *conn).await?;
+    let position = |account: &str| members.iter().position(|m| m == account);
+    Ok(rows
+        .into_iter()
+        .min_by_key(|row| position(&row.3))
+        .map(|(id, status, priority, _)| (id, status, priority)))
+}
+
+/// Records the finding's accounts as the case's, so later findings naming them join it.
+async fn remember_members(
+    conn: &mut sqlx::AnyConnection,
+    alert: &Alert,
+    case_id: &str,
+) -> Result<(), sqlx::Error> {
+    let Some(finding) = &alert.account else {
+        return Ok(());
+    };
+    for member in &finding.members {
+        sqlx::query(
+            "INSERT INTO case_accounts (business_id, case_id, typology, account) \
+             VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+        )
+        .bind(alert.business_id)
+        .bind(case_id)
+        .bind(&finding.typology)
+        .bind(member)
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(())
+}
+
 /// Links the alert's transaction to the case; false if it was linked before.
 async fn link(
     conn: &mut sqlx::AnyConnection,
@@ -405,6 +540,52 @@ async fn link(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn finding(account: &str, typology: &str, members: &[&str]) -> CaseKey {
+        CaseKey {
+            account: account.to_owned(),
+            typology: typology.to_owned(),
+            members: std::iter::once(account)
+                .chain(members.iter().copied())
+                .map(str::to_owned)
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn findings_that_share_an_account_land_in_one_case_per_typology() {
+        let mut network = CaseNetwork::default();
+        let case = |a: &str, t: &str| (a.to_owned(), t.to_owned());
+        assert_eq!(
+            network.assign(&finding("H1", "fan_in", &["A", "B"])),
+            case("H1", "fan_in")
+        );
+        // Shares B: joins H1's case; its own accounts now lead there too.
+        assert_eq!(
+            network.assign(&finding("H2", "fan_in", &["B", "C"])),
+            case("H1", "fan_in")
+        );
+        assert_eq!(
+            network.assign(&finding("H3", "fan_in", &["C"])),
+            case("H1", "fan_in")
+        );
+        // Another typology on the same accounts is another case; unrelated accounts too.
+        assert_eq!(
+            network.assign(&finding("H2", "cycle", &["B"])),
+            case("H2", "cycle")
+        );
+        assert_eq!(
+            network.assign(&finding("H9", "fan_in", &["X"])),
+            case("H9", "fan_in")
+        );
+        // A transaction case (no members) is always the customer's own.
+        let own = CaseKey {
+            account: "B".into(),
+            typology: "transaction".into(),
+            members: Vec::new(),
+        };
+        assert_eq!(network.assign(&own), case("B", "transaction"));
+    }
 
     #[test]
     fn long_titles_are_cut_on_a_character_boundary() {

@@ -60,8 +60,9 @@ pub enum Intake {
     Instant,
     /// `POST /api/v1/transaction-monitoring`: already stored as pending; the decision completes it.
     Async,
-    /// Offline replay and fixtures: nothing is stored.
-    Replay,
+    /// Offline replay and fixtures: nothing is stored. The number is the job's place in the
+    /// input, so the replay can put decisions back in input order.
+    Replay(u64),
     /// The Kafka source, with the input partition the event came from: stored like an instant
     /// decision, and the user's state follows that partition (changelog).
     Stream(i32),
@@ -72,7 +73,7 @@ impl Intake {
         match self {
             Intake::Instant => "instant",
             Intake::Async => "async",
-            Intake::Replay => "replay",
+            Intake::Replay(_) => "replay",
             Intake::Stream(_) => "stream",
         }
     }

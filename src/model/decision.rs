@@ -186,17 +186,19 @@ pub enum Detector {
     ScatterGather,
     Layered,
     Cycle,
+    Chain,
     PassThrough,
 }
 
 impl Detector {
-    pub const ALL: [Detector; 7] = [
+    pub const ALL: [Detector; 8] = [
         Detector::FanIn,
         Detector::FanOut,
         Detector::GatherScatter,
         Detector::ScatterGather,
         Detector::Layered,
         Detector::Cycle,
+        Detector::Chain,
         Detector::PassThrough,
     ];
 
@@ -208,6 +210,7 @@ impl Detector {
             Detector::ScatterGather => "scatter_gather",
             Detector::Layered => "layered",
             Detector::Cycle => "cycle",
+            Detector::Chain => "chain",
             Detector::PassThrough => "pass_through",
         }
     }

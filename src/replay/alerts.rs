@@ -17,6 +17,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::{truthy, CsvTable, ReplayError};
+use crate::cases::auto::{CaseKey, CaseNetwork};
 
 const DAY_MS: i64 = 86_400_000;
 
@@ -138,9 +139,9 @@ pub struct Flag<'a> {
     pub event_time_ms: i64,
     /// The account the transaction was reported for (the customer's own account).
     pub account: &'a str,
-    /// The cases a flagged decision opens or joins, as (account, typology): one per detector
-    /// finding (on the account the finding is about), else one on `account` ("transaction").
-    pub cases: &'a [(String, String)],
+    /// What a flagged decision brings to cases: one key per detector finding (the account it is
+    /// about and the accounts involved), else one on `account` ("transaction").
+    pub cases: &'a [CaseKey],
     /// The other party's account, when known.
     pub counterparty_account: Option<&'a str>,
     pub flagged: bool,
@@ -175,7 +176,8 @@ pub struct AlertReport {
     pub accounts: u64,
     pub accounts_flagged: u64,
     pub accounts_flagged_share: Option<f64>,
-    /// Cases opened: distinct (account, typology).
+    /// Cases opened: distinct (account, typology) after findings joined the open case of their
+    /// network ([`CaseNetwork`]).
     pub cases: u64,
     pub cases_by_typology: BTreeMap<String, u64>,
     pub rules: BTreeMap<String, RuleContribution>,
@@ -189,6 +191,7 @@ pub struct AlertScore<'a> {
     accounts: HashSet<String>,
     accounts_flagged: HashSet<String>,
     cases: HashSet<(String, String)>,
+    network: CaseNetwork,
     transactions: u64,
     transactions_flagged: u64,
 }
@@ -202,6 +205,7 @@ impl<'a> AlertScore<'a> {
             accounts: HashSet::new(),
             accounts_flagged: HashSet::new(),
             cases: HashSet::new(),
+            network: CaseNetwork::default(),
             transactions: 0,
             transactions_flagged: 0,
         }
@@ -218,13 +222,12 @@ impl<'a> AlertScore<'a> {
             return;
         }
         self.transactions_flagged += 1;
-        for case in flag.cases {
-            if !self.cases.contains(case) {
-                self.cases.insert(case.clone());
-            }
+        for key in flag.cases {
+            let case = self.network.assign(key);
             if !self.accounts_flagged.contains(&case.0) {
                 self.accounts_flagged.insert(case.0.clone());
             }
+            self.cases.insert(case);
         }
         let by_transaction = self
             .alerts
@@ -235,7 +238,13 @@ impl<'a> AlertScore<'a> {
         let by_account = flag
             .cases
             .iter()
-            .flat_map(|(account, _)| self.alerts.by_account.get(account).into_iter().flatten())
+            .flat_map(|key| {
+                self.alerts
+                    .by_account
+                    .get(&key.account)
+                    .into_iter()
+                    .flatten()
+            })
             .filter(|id| {
                 self.alerts.alerts.get(*id).is_some_and(|alert| {
                     (alert.start_ms..=alert.end_ms).contains(&flag.event_time_ms)
@@ -418,7 +427,13 @@ mod tests {
         assert_eq!(alerts.len(), 3);
         let rules = vec!["T-1".to_owned()];
         let none: Vec<String> = Vec::new();
-        let case = |account: &str| vec![(account.to_owned(), "transaction".to_owned())];
+        let case = |account: &str| {
+            vec![CaseKey {
+                account: account.to_owned(),
+                typology: "transaction".to_owned(),
+                members: Vec::new(),
+            }]
+        };
         let (case_a20, case_a40, case_a30) = (case("A20"), case("A40"), case("A30"));
         let mut score = AlertScore::new(&alerts);
         // The fan-in's member A20 flagged on another payment inside the window: found.

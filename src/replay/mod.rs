@@ -109,14 +109,16 @@ pub struct ReplayReport {
 
 /// What the collector needs from each decision.
 struct Observed {
+    /// The job's place in the input (decisions come back from the shards in any order).
+    seq: u64,
     reference: String,
     action: Option<Action>,
     rules: Vec<String>,
     event_time_ms: i64,
     account: String,
     counterparty_account: Option<String>,
-    /// The cases the decision opens or joins: (account, typology).
-    cases: Vec<(String, String)>,
+    /// What the decision brings to cases: its findings, else its transaction case.
+    cases: Vec<crate::cases::auto::CaseKey>,
     /// The JSON line for `--out`, when asked for.
     line: Option<String>,
 }
@@ -144,6 +146,10 @@ impl DecisionSink for ChannelSink {
         let tx = &output.tx;
         let case = own_account(tx);
         let counterparty = tx.counterparty_account().map(str::to_owned);
+        let seq = match output.intake {
+            Intake::Replay(seq) => seq,
+            _ => 0,
+        };
         let observed = match output.outcome {
             Outcome::Decided(decision) => {
                 let line = self.write_out.then(|| {
@@ -169,6 +175,7 @@ impl DecisionSink for ChannelSink {
                     crate::cases::auto::case_keys(&case, &decision)
                 };
                 Observed {
+                    seq,
                     reference: tx.reference.clone(),
                     action: Some(decision.action()),
                     rules: decision.rules.iter().map(|r| r.id.clone()).collect(),
@@ -180,6 +187,7 @@ impl DecisionSink for ChannelSink {
                 }
             }
             Outcome::Duplicate { .. } => Observed {
+                seq,
                 reference: tx.reference.clone(),
                 action: None,
                 rules: Vec::new(),
@@ -515,7 +523,7 @@ pub fn run(options: &ReplayOptions) -> Result<ReplayReport, ReplayError> {
                     tenant: 1,
                     tx: Box::new(tx),
                     raw: bytes::Bytes::new(),
-                    intake: Intake::Replay,
+                    intake: Intake::Replay(submitted as u64),
                     reply: None,
                     graph: None,
                 });
@@ -571,7 +579,28 @@ fn collect(
         path: out_path.clone().unwrap_or_default(),
         source,
     };
-    for observed in receiver {
+    // Decisions are scored in input order (cases join in the order findings arrive), whatever
+    // order the shards finish them in.
+    let mut next = 0u64;
+    let mut waiting: BTreeMap<u64, Observed> = BTreeMap::new();
+    let in_order = receiver
+        .into_iter()
+        .map(Some)
+        .chain(std::iter::once(None))
+        .flat_map(|observed| {
+            let Some(observed) = observed else {
+                // The end: whatever still waits (a gap would be a job without a decision).
+                return std::mem::take(&mut waiting).into_values().collect();
+            };
+            waiting.insert(observed.seq, observed);
+            let mut ready = Vec::new();
+            while let Some(observed) = waiting.remove(&next) {
+                ready.push(observed);
+                next += 1;
+            }
+            ready
+        });
+    for observed in in_order {
         let Some(action) = observed.action else {
             report.duplicates += 1;
             continue;

@@ -606,6 +606,18 @@ fn write_fan_in_pack(dir: &std::path::Path) {
     .expect("rule");
 }
 
+/// A harness whose pack holds only the fan-in and fan-out rules of [`write_fan_in_pack`].
+async fn fan_in_harness() -> Harness {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_fan_in_pack(&dir.path().join("rules"));
+    let config = crate::common::config_for(
+        dir.path(),
+        &dir.path().join("rules"),
+        &dir.path().join("no-fixtures"),
+    );
+    Harness::start_with(dir, config).await
+}
+
 fn payment(reference: &str, from: &str, to: &str, date: &str) -> Value {
     let mut body = tx(reference, &format!("u-{from}"), 500.0, date);
     body["transactionData"]["senderAccount"] = json!(from);
@@ -617,14 +629,7 @@ fn payment(reference: &str, from: &str, to: &str, date: &str) -> Value {
 /// findings about the same account join it, whoever the paying customer is.
 #[tokio::test]
 async fn a_typology_finding_opens_one_case_per_account_and_typology_with_its_evidence() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    write_fan_in_pack(&dir.path().join("rules"));
-    let config = crate::common::config_for(
-        dir.path(),
-        &dir.path().join("rules"),
-        &dir.path().join("no-fixtures"),
-    );
-    let h = Harness::start_with(dir, config).await;
+    let h = fan_in_harness().await;
     let key = h.key("acme", false).await;
     let mut decisions = Vec::new();
     for (i, day) in ["01", "03", "05", "07"].iter().enumerate() {
@@ -697,4 +702,62 @@ async fn a_typology_finding_opens_one_case_per_account_and_typology_with_its_evi
         .collect();
     records.sort();
     assert_eq!(records, ["MULE · fan_in", "MULE · fan_out"]);
+}
+
+/// One network, one case: a finding that names an account of an open case of its typology joins
+/// that case instead of opening another; a finding about unrelated accounts opens its own.
+#[tokio::test]
+async fn a_finding_that_shares_an_account_with_an_open_case_of_its_typology_joins_it() {
+    let h = fan_in_harness().await;
+    let key = h.key("acme", false).await;
+    // HUB1 collects from A, B, C; HUB2 from A (again), D, E; HUB3 from F, G, H.
+    let fans = [
+        ("HUB1", ["A", "B", "C"], ["01", "03", "05"]),
+        ("HUB2", ["A", "D", "E"], ["06", "08", "10"]),
+        ("HUB3", ["F", "G", "H"], ["11", "13", "15"]),
+    ];
+    for (hub, senders, days) in fans {
+        for (sender, day) in senders.iter().zip(days) {
+            let (status, decision) = h
+                .instant(
+                    &key,
+                    &payment(
+                        &format!("{hub}-{sender}"),
+                        sender,
+                        hub,
+                        &format!("2026-03-{day}T10:00:00Z"),
+                    ),
+                )
+                .await;
+            assert_eq!(status, 200, "{decision}");
+        }
+    }
+    let cases = h.cases(&key, "").await;
+    let mut records: Vec<String> = cases
+        .iter()
+        .filter_map(|c| c["record"]["name"].as_str().map(str::to_owned))
+        .collect();
+    records.sort();
+    assert_eq!(
+        records,
+        ["HUB1 · fan_in", "HUB3 · fan_in"],
+        "HUB2's fan shares A with HUB1's: {cases:?}"
+    );
+    let first = cases
+        .iter()
+        .find(|c| c["record"]["id"] == "HUB1")
+        .expect("HUB1's case");
+    let log = log_messages(first);
+    assert!(
+        log.iter().any(|m| m.contains("HUB2-E")),
+        "HUB2's finding joined HUB1's case: {log:?}"
+    );
+    let third = cases
+        .iter()
+        .find(|c| c["record"]["id"] == "HUB3")
+        .expect("HUB3's case");
+    assert!(
+        !log_messages(third).iter().any(|m| m.contains("HUB2")),
+        "unrelated fans stay apart"
+    );
 }

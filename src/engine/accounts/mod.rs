@@ -66,6 +66,15 @@ pub struct DetectorSettings {
     /// cycles) only when its sender has been seen at least this many days: before that, every
     /// payment of an account is "new" and says nothing.
     pub novelty_history_days: u32,
+    /// How late a payment may arrive, in hours: the structural detectors (fans, scatter-gather,
+    /// layering, cycles) also use payments already received that are dated up to this much
+    /// after the current one (a same-day payment processed out of order still closes a cycle).
+    /// Counts (`sender.*`, `receiver.*` windows) never do.
+    pub lateness_hours: u32,
+    /// A chain passes only through accounts with at most this many payments (in and out) kept
+    /// in the window: chains through busy accounts are what chance makes of their many
+    /// counterparties.
+    pub chain_max_payments: usize,
 }
 
 impl Default for DetectorSettings {
@@ -78,6 +87,8 @@ impl Default for DetectorSettings {
             max_edges: 512,
             max_peers: 256,
             novelty_history_days: 0,
+            lateness_hours: 24,
+            chain_max_payments: 8,
         }
     }
 }
@@ -97,6 +108,14 @@ impl DetectorSettings {
                     .into(),
             );
         }
+        if self.lateness_hours > 24 * 7 {
+            return Some("detectors.lateness_hours must lie in 0..=168".into());
+        }
+        if self.chain_max_payments < 2 {
+            return Some(
+                "detectors.chain_max_payments must be >= 2 (one payment in, one out)".into(),
+            );
+        }
         if self.cycle_max_amount_ratio.is_nan() || self.cycle_max_amount_ratio < 1.0 {
             return Some("detectors.cycle_max_amount_ratio must be >= 1".into());
         }
@@ -105,6 +124,10 @@ impl DetectorSettings {
 
     fn window(&self) -> u32 {
         self.window_days * DAY
+    }
+
+    fn lateness(&self) -> u32 {
+        self.lateness_hours * 3_600
     }
 }
 
@@ -149,6 +172,9 @@ pub struct GraphFacts {
     pub new_pair: bool,
     /// Payments in the cycle this payment closes (0: none).
     pub cycle_length: u32,
+    /// Payments in the longest chain of first-time, one-off payments this payment is part of
+    /// (money passed on from account to account, in any order within the window; 0: none).
+    pub chain_length: u32,
     /// Accounts that paid the receiver once and were themselves funded by one common origin.
     pub scatter_gather: u32,
     /// Layered flow around this payment: senders and receivers of a block of first-time
@@ -570,13 +596,15 @@ impl AccountGraph {
             return;
         };
         let from = t.saturating_sub(settings.window());
-        // Distinct days as a bitmask of days before t (the window is at most 90 days).
-        let today = t / DAY;
+        // Structure counts payments already received up to `until` (allowed lateness).
+        let until = t.saturating_add(settings.lateness());
+        // Distinct days as a bitmask of days before `until` (the window is at most 90 days).
+        let today = until / DAY;
         let fan = |peers: &mut dyn Iterator<Item = u32>| -> (u32, u32) {
             let (mut count, mut days) = (0u32, 0u128);
             for first in peers {
                 count += 1;
-                days |= 1u128 << (today - first / DAY).min(127);
+                days |= 1u128 << today.saturating_sub(first / DAY).min(127);
             }
             (count, days.count_ones())
         };
@@ -585,9 +613,9 @@ impl AccountGraph {
         // gather-scatter.
         for (node, party) in [(r, &mut facts.receiver), (s, &mut facts.sender)] {
             (party.fan_in, party.fan_in_days) =
-                fan(&mut node.one_off_senders(from, t).map(|p| p.first_in));
+                fan(&mut node.one_off_senders(from, until).map(|p| p.first_in));
             (party.fan_out, party.fan_out_days) =
-                fan(&mut node.new_receivers(from, t).map(|p| p.first_out));
+                fan(&mut node.new_receivers(from, until).map(|p| p.first_out));
             let (mut money_in, mut money_out) = (0.0f64, 0.0f64);
             for e in node.in_edges.iter().take_while(|e| e.ts <= t) {
                 if t - e.ts < 7 * DAY {
@@ -604,13 +632,19 @@ impl AccountGraph {
             }
         }
         if facts.receiver.fan_in >= EVIDENCE_FLOOR {
-            let members: FxHashSet<u64> = r.one_off_senders(from, t).map(|p| p.cp).collect();
-            facts
-                .evidence
-                .push(self.fan_evidence(Detector::FanIn, kr, r, &members, true, from, t));
+            let members: FxHashSet<u64> = r.one_off_senders(from, until).map(|p| p.cp).collect();
+            facts.evidence.push(self.fan_evidence(
+                Detector::FanIn,
+                kr,
+                r,
+                &members,
+                true,
+                from,
+                until,
+            ));
         }
         if facts.sender.fan_out >= EVIDENCE_FLOOR {
-            let members: FxHashSet<u64> = s.new_receivers(from, t).map(|p| p.cp).collect();
+            let members: FxHashSet<u64> = s.new_receivers(from, until).map(|p| p.cp).collect();
             facts.evidence.push(self.fan_evidence(
                 Detector::FanOut,
                 ks,
@@ -618,15 +652,16 @@ impl AccountGraph {
                 &members,
                 false,
                 from,
-                t,
+                until,
             ));
         }
         if facts.sender.fan_in >= EVIDENCE_FLOOR && facts.sender.fan_out >= EVIDENCE_FLOOR {
-            let ins: FxHashSet<u64> = s.one_off_senders(from, t).map(|p| p.cp).collect();
-            let outs: FxHashSet<u64> = s.new_receivers(from, t).map(|p| p.cp).collect();
+            let ins: FxHashSet<u64> = s.one_off_senders(from, until).map(|p| p.cp).collect();
+            let outs: FxHashSet<u64> = s.new_receivers(from, until).map(|p| p.cp).collect();
             let mut evidence =
-                self.fan_evidence(Detector::GatherScatter, ks, s, &ins, true, from, t);
-            let outgoing = self.fan_evidence(Detector::GatherScatter, ks, s, &outs, false, from, t);
+                self.fan_evidence(Detector::GatherScatter, ks, s, &ins, true, from, until);
+            let outgoing =
+                self.fan_evidence(Detector::GatherScatter, ks, s, &outs, false, from, until);
             evidence.accounts.extend(outgoing.accounts);
             evidence.legs.extend(outgoing.legs);
             evidence.legs.truncate(EVIDENCE_LEGS);
@@ -657,9 +692,21 @@ impl AccountGraph {
         if !facts.new_pair {
             return;
         }
-        self.scatter_gather(kr, r, from, t, facts);
-        self.layered(ks, s, kr, r, from, t, facts);
-        self.cycle(ks, kr, from, t, tx, settings, facts);
+        self.scatter_gather(kr, r, from, until, facts);
+        self.layered(ks, s, kr, r, from, until, facts);
+        self.cycle(ks, kr, from, until, tx, settings, facts);
+        self.chain(ks, kr, from, until, tx, settings, facts);
+    }
+
+    /// The payment being observed, as a leg of evidence.
+    fn current_leg(&self, ks: u64, kr: u64, tx: &Transaction) -> Leg {
+        Leg {
+            reference: Arc::from(tx.reference.as_str()),
+            from: self.id(ks),
+            to: self.id(kr),
+            amount: tx.amount,
+            at: i64::from(seconds(tx.event_time_ms)),
+        }
     }
 
     fn leg(&self, edge: &Edge, (from, to): (u64, u64)) -> Leg {
@@ -700,7 +747,7 @@ impl AccountGraph {
         members: &FxHashSet<u64>,
         incoming: bool,
         from: u32,
-        t: u32,
+        until: u32,
     ) -> Evidence {
         let edges = if incoming {
             &node.in_edges
@@ -709,7 +756,7 @@ impl AccountGraph {
         };
         let legs = edges
             .iter()
-            .filter(|e| e.ts > from && e.ts <= t && members.contains(&e.cp))
+            .filter(|e| e.ts > from && e.ts <= until && members.contains(&e.cp))
             .map(|e| self.leg(e, if incoming { (e.cp, key) } else { (key, e.cp) }))
             .collect();
         let mut accounts: Vec<u64> = members.iter().copied().collect();
@@ -719,15 +766,15 @@ impl AccountGraph {
 
     /// Scatter-gather at the receiver: of the accounts that paid it once (first time, within
     /// the window), how many were funded, first time and within the window, by one common origin?
-    fn scatter_gather(&self, kr: u64, r: &Node, from: u32, t: u32, facts: &mut GraphFacts) {
+    fn scatter_gather(&self, kr: u64, r: &Node, from: u32, until: u32, facts: &mut GraphFacts) {
         let mut funders: FxHashMap<u64, Vec<(u64, &Edge)>> = FxHashMap::default();
-        for peer in r.one_off_senders(from, t) {
+        for peer in r.one_off_senders(from, until) {
             let Some(middle) = self.nodes.get(&peer.cp) else {
                 continue;
             };
             for edge in middle.in_edges.iter() {
                 let once = middle.peer(edge.cp).is_some_and(|p| p.received == 1);
-                if edge.novel && once && edge.ts > from && edge.ts <= t && edge.cp != kr {
+                if edge.novel && once && edge.ts > from && edge.ts <= until && edge.cp != kr {
                     funders.entry(edge.cp).or_default().push((peer.cp, edge));
                 }
             }
@@ -750,7 +797,7 @@ impl AccountGraph {
             .map(|(m, e)| self.leg(e, (origin, *m)))
             .collect();
         for e in r.in_edges.iter() {
-            if e.ts > from && e.ts <= t && distinct.contains(&e.cp) {
+            if e.ts > from && e.ts <= until && distinct.contains(&e.cp) {
                 legs.push(self.leg(e, (e.cp, kr)));
             }
         }
@@ -773,13 +820,13 @@ impl AccountGraph {
         kr: u64,
         r: &Node,
         from: u32,
-        t: u32,
+        until: u32,
         facts: &mut GraphFacts,
     ) {
         let mine: FxHashSet<u64> = s
             .out_edges
             .iter()
-            .filter(|e| e.novel && e.ts > from && e.ts <= t && e.cp != kr && one_off(s, e.cp))
+            .filter(|e| e.novel && e.ts > from && e.ts <= until && e.cp != kr && one_off(s, e.cp))
             .map(|e| e.cp)
             .collect();
         if mine.is_empty() {
@@ -793,7 +840,7 @@ impl AccountGraph {
         let mut partners_seen: FxHashSet<u64> = FxHashSet::default();
         for edge in r.in_edges.iter() {
             let once = r.peer(edge.cp).is_some_and(|p| p.received == 1);
-            if !edge.novel || !once || edge.ts <= from || edge.ts > t || edge.cp == ks {
+            if !edge.novel || !once || edge.ts <= from || edge.ts > until || edge.cp == ks {
                 continue;
             }
             if !partners_seen.insert(edge.cp) {
@@ -806,7 +853,7 @@ impl AccountGraph {
             for out in partner.out_edges.iter() {
                 if out.novel
                     && out.ts > from
-                    && out.ts <= t
+                    && out.ts <= until
                     && mine.contains(&out.cp)
                     && one_off(partner, out.cp)
                 {
@@ -828,7 +875,7 @@ impl AccountGraph {
         for out in s.out_edges.iter() {
             if out.novel
                 && out.ts > from
-                && out.ts <= t
+                && out.ts <= until
                 && (receivers.contains(&out.cp) || out.cp == kr)
             {
                 legs.push(self.leg(out, (ks, out.cp)));
@@ -851,7 +898,7 @@ impl AccountGraph {
         ks: u64,
         kr: u64,
         from: u32,
-        t: u32,
+        until: u32,
         tx: &Transaction,
         settings: &DetectorSettings,
         facts: &mut GraphFacts,
@@ -868,7 +915,7 @@ impl AccountGraph {
                         // that pays again is an ordinary one.
                         if e.novel
                             && e.ts > from
-                            && e.ts <= t
+                            && e.ts <= until
                             && n.peer(e.cp).is_some_and(|p| p.sent == 1)
                         {
                             out.push((e.cp, e));
@@ -895,17 +942,81 @@ impl AccountGraph {
             .iter()
             .map(|s| self.leg(s.edge, (s.from, s.to)))
             .collect();
-        legs.push(Leg {
-            reference: Arc::from(tx.reference.as_str()),
-            from: self.id(ks),
-            to: self.id(kr),
-            amount: tx.amount,
-            at: i64::from(t),
-        });
+        legs.push(self.current_leg(ks, kr, tx));
         let accounts: Vec<u64> = path.iter().map(|s| s.from).chain([ks]).collect();
         facts
             .evidence
             .push(self.evidence(Detector::Cycle, kr, accounts, legs));
+    }
+
+    /// The longest chain of first-time, one-off payments through S -> R: back from S along
+    /// the payments that reached it, forward from R along the payments it made, each side at
+    /// most `max_cycle_length - 1` payments and `cycle_search_budget` edges of work, through
+    /// payments within `cycle_max_amount_ratio` of this one's amount.
+    #[allow(clippy::too_many_arguments)]
+    fn chain(
+        &self,
+        ks: u64,
+        kr: u64,
+        from: u32,
+        until: u32,
+        tx: &Transaction,
+        settings: &DetectorSettings,
+        facts: &mut GraphFacts,
+    ) {
+        // Payments of about this payment's size: the same money handed on.
+        let amount = tx.amount as f32;
+        let ratio = settings.cycle_max_amount_ratio as f32;
+        let qualifies = |e: &Edge| {
+            e.novel
+                && e.ts > from
+                && e.ts <= until
+                && e.amount * ratio >= amount
+                && e.amount <= amount * ratio
+        };
+        let side = settings.max_cycle_length - 1;
+        let budget = settings.cycle_search_budget;
+        let quiet = |n: &Node| n.in_edges.len() + n.out_edges.len() <= settings.chain_max_payments;
+        let (back, _) = cycle::longest_path(ks, &[kr], side, budget, |node, out| {
+            if let Some(n) = self.nodes.get(&node).filter(|n| quiet(n)) {
+                for e in n.in_edges.iter() {
+                    if qualifies(e) && n.peer(e.cp).is_some_and(|p| p.received == 1) {
+                        out.push((e.cp, e));
+                    }
+                }
+            }
+        });
+        let mut avoid: Vec<u64> = back.iter().map(|s| s.to).collect();
+        avoid.push(ks);
+        let (forth, _) = cycle::longest_path(kr, &avoid, side, budget, |node, out| {
+            if let Some(n) = self.nodes.get(&node).filter(|n| quiet(n)) {
+                for e in n.out_edges.iter() {
+                    if qualifies(e) && n.peer(e.cp).is_some_and(|p| p.sent == 1) {
+                        out.push((e.cp, e));
+                    }
+                }
+            }
+        });
+        facts.chain_length = (back.len() + 1 + forth.len()) as u32;
+        if facts.chain_length < EVIDENCE_FLOOR {
+            return;
+        }
+        // Backward steps run S <- X1 <- X2 …: the money went X2 -> X1 -> S.
+        let mut legs: Vec<Leg> = back
+            .iter()
+            .rev()
+            .map(|s| self.leg(s.edge, (s.to, s.from)))
+            .collect();
+        legs.push(self.current_leg(ks, kr, tx));
+        legs.extend(forth.iter().map(|s| self.leg(s.edge, (s.from, s.to))));
+        let mut accounts: Vec<u64> = back.iter().rev().map(|s| s.to).collect();
+        accounts.push(ks);
+        accounts.push(kr);
+        accounts.extend(forth.iter().map(|s| s.to));
+        let origin = accounts[0];
+        facts
+            .evidence
+            .push(self.evidence(Detector::Chain, origin, accounts, legs));
     }
 
     /// Drops accounts idle for longer than the counterparty memory.

@@ -1,5 +1,5 @@
 //! Unit tests of the account graph. The detector fixtures (sequences of payments, expected hits
-//! and near misses) run through the rules: `fixtures/rules/TM-028…TM-034`.
+//! and near misses) run through the rules: `fixtures/rules/TM-028…TM-035`.
 
 use super::*;
 use crate::model::{TransactionPayload, ValidationClock};
@@ -88,6 +88,105 @@ fn a_resubmitted_payment_is_not_counted_twice() {
     assert_eq!(again, GraphFacts::default());
     let next = graph.observe(1, &payment("next", T0_MS + 1000, "A", "B", 5.0), &settings);
     assert_eq!(next.sender.out_count[W_24H], 1);
+}
+
+#[test]
+fn a_chain_is_found_from_its_middle_with_its_accounts_in_money_order() {
+    let settings = DetectorSettings::default();
+    let mut graph = AccountGraph::default();
+    // A -> B -> C and D -> E are known; C -> D links them into A -> B -> C -> D -> E.
+    graph.observe(1, &payment("c1", T0_MS, "A", "B", 500.0), &settings);
+    graph.observe(
+        1,
+        &payment("c2", T0_MS + DAY_MS, "B", "C", 480.0),
+        &settings,
+    );
+    graph.observe(
+        1,
+        &payment("c4", T0_MS + 2 * DAY_MS, "D", "E", 450.0),
+        &settings,
+    );
+    let facts = graph.observe(
+        1,
+        &payment("c3", T0_MS + 3 * DAY_MS, "C", "D", 470.0),
+        &settings,
+    );
+    assert_eq!(facts.chain_length, 4);
+    let evidence = facts.evidence_of(Detector::Chain).expect("evidence");
+    assert_eq!(&*evidence.account, "A", "the chain's origin");
+    let accounts: Vec<&str> = evidence.accounts.iter().map(|a| &**a).collect();
+    assert_eq!(accounts, ["A", "B", "C", "D", "E"]);
+    let legs: Vec<(&str, &str)> = evidence.legs.iter().map(|l| (&*l.from, &*l.to)).collect();
+    assert_eq!(
+        legs,
+        [("A", "B"), ("B", "C"), ("D", "E"), ("C", "D")],
+        "legs in time order, like all evidence"
+    );
+
+    // A busy account breaks a chain: Y has more payments than chain_max_payments.
+    let mut busy = AccountGraph::default();
+    for i in 0..settings.chain_max_payments {
+        busy.observe(
+            1,
+            &payment(
+                &format!("y{i}"),
+                T0_MS + i as i64,
+                "Y",
+                &format!("Z{i}"),
+                500.0,
+            ),
+            &settings,
+        );
+    }
+    busy.observe(
+        1,
+        &payment("x1", T0_MS + DAY_MS, "X", "Y", 500.0),
+        &settings,
+    );
+    let through = busy.observe(
+        1,
+        &payment("x2", T0_MS + 2 * DAY_MS, "W", "X", 500.0),
+        &settings,
+    );
+    assert_eq!(
+        through.chain_length, 2,
+        "W -> X -> Y stops at busy Y's door (else it would go on to a Z)"
+    );
+}
+
+#[test]
+fn a_payment_received_out_of_order_within_the_lateness_still_closes_a_cycle() {
+    let settings = DetectorSettings::default();
+    let mut graph = AccountGraph::default();
+    graph.observe(1, &payment("o1", T0_MS, "A", "B", 100.0), &settings);
+    // Dated 10 h after the closing payment, but received before it.
+    graph.observe(
+        1,
+        &payment("o2", T0_MS + DAY_MS + 36_000_000, "B", "C", 100.0),
+        &settings,
+    );
+    let facts = graph.observe(
+        1,
+        &payment("o3", T0_MS + DAY_MS, "C", "A", 100.0),
+        &settings,
+    );
+    assert_eq!(facts.cycle_length, 3);
+    let strict = DetectorSettings {
+        lateness_hours: 0,
+        ..settings
+    };
+    let mut graph = AccountGraph::default();
+    graph.observe(1, &payment("o1", T0_MS, "A", "B", 100.0), &strict);
+    graph.observe(
+        1,
+        &payment("o2", T0_MS + DAY_MS + 36_000_000, "B", "C", 100.0),
+        &strict,
+    );
+    let facts = graph.observe(1, &payment("o3", T0_MS + DAY_MS, "C", "A", 100.0), &strict);
+    assert_eq!(
+        facts.cycle_length, 0,
+        "without lateness the later-dated payment is not used"
+    );
 }
 
 #[test]

@@ -756,6 +756,10 @@ static GRAPH_PROPERTIES: &[(&str, Getter)] = &[
         Getter::Int(|i| INT::from(i.graph.cycle_length)),
     ),
     (
+        "chain_length",
+        Getter::Int(|i| INT::from(i.graph.chain_length)),
+    ),
+    (
         "scatter_gather",
         Getter::Int(|i| INT::from(i.graph.scatter_gather)),
     ),
