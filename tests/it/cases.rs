@@ -15,6 +15,7 @@ on_both_backends!(
     the_case_endpoint_answers_exactly_the_spec_fields_on_both_addresses,
     analysts_work_a_case_through_every_status_and_invalid_moves_are_refused,
     manual_cases_are_created_listed_filtered_and_paged,
+    a_finding_that_shares_an_account_with_an_open_case_of_its_typology_joins_it,
 );
 
 fn log_messages(case: &Value) -> Vec<String> {
@@ -606,8 +607,9 @@ fn write_fan_in_pack(dir: &std::path::Path) {
     .expect("rule");
 }
 
-/// A harness whose pack holds only the fan-in and fan-out rules of [`write_fan_in_pack`].
-async fn fan_in_harness() -> Harness {
+/// A harness on `backend` whose pack holds only the fan-in and fan-out rules of
+/// [`write_fan_in_pack`].
+async fn fan_in_harness(backend: Backend) -> Harness {
     let dir = tempfile::tempdir().expect("tempdir");
     write_fan_in_pack(&dir.path().join("rules"));
     let config = crate::common::config_for(
@@ -615,7 +617,7 @@ async fn fan_in_harness() -> Harness {
         &dir.path().join("rules"),
         &dir.path().join("no-fixtures"),
     );
-    Harness::start_with(dir, config).await
+    Harness::start_with_on(backend, dir, config).await
 }
 
 fn payment(reference: &str, from: &str, to: &str, date: &str) -> Value {
@@ -629,7 +631,7 @@ fn payment(reference: &str, from: &str, to: &str, date: &str) -> Value {
 /// findings about the same account join it, whoever the paying customer is.
 #[tokio::test]
 async fn a_typology_finding_opens_one_case_per_account_and_typology_with_its_evidence() {
-    let h = fan_in_harness().await;
+    let h = fan_in_harness(Backend::Sqlite).await;
     let key = h.key("acme", false).await;
     let mut decisions = Vec::new();
     for (i, day) in ["01", "03", "05", "07"].iter().enumerate() {
@@ -706,9 +708,10 @@ async fn a_typology_finding_opens_one_case_per_account_and_typology_with_its_evi
 
 /// One network, one case: a finding that names an account of an open case of its typology joins
 /// that case instead of opening another; a finding about unrelated accounts opens its own.
-#[tokio::test]
-async fn a_finding_that_shares_an_account_with_an_open_case_of_its_typology_joins_it() {
-    let h = fan_in_harness().await;
+async fn a_finding_that_shares_an_account_with_an_open_case_of_its_typology_joins_it(
+    backend: Backend,
+) {
+    let h = fan_in_harness(backend).await;
     let key = h.key("acme", false).await;
     // HUB1 collects from A, B, C; HUB2 from A (again), D, E; HUB3 from F, G, H.
     let fans = [

@@ -291,6 +291,22 @@ impl Harness {
         harness
     }
 
+    /// Starts a service on `backend` with a configuration made for `dir` (its own rule pack).
+    pub async fn start_with_on(
+        backend: Backend,
+        dir: tempfile::TempDir,
+        mut config: Config,
+    ) -> Harness {
+        let (url, pg) = database_for(backend, dir.path()).await;
+        if pg.is_some() {
+            config.database_url = url;
+            config.store.pool_size = 4;
+        }
+        let mut harness = Harness::start_with(dir, config).await;
+        harness.pg = pg;
+        harness
+    }
+
     pub async fn start_with(dir: tempfile::TempDir, config: Config) -> Harness {
         let settings = config.build().expect("settings");
         let database = settings.database_url.clone();
