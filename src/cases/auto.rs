@@ -97,7 +97,8 @@ pub struct CaseKey {
 /// its own account. One laundering network is one case, not one per account it touches.
 #[derive(Debug, Default)]
 pub struct CaseNetwork {
-    case_of: std::collections::HashMap<(String, String), (String, String)>,
+    /// typology -> account -> the case (account, typology) it belongs to.
+    case_of: std::collections::HashMap<String, std::collections::HashMap<String, (String, String)>>,
 }
 
 impl CaseNetwork {
@@ -107,16 +108,17 @@ impl CaseNetwork {
         if key.members.is_empty() {
             return own;
         }
+        let cases = self.case_of.entry(key.typology.clone()).or_default();
         let case = key
             .members
             .iter()
-            .find_map(|m| self.case_of.get(&(key.typology.clone(), m.clone())))
+            .find_map(|m| cases.get(m))
             .cloned()
             .unwrap_or(own);
         for member in &key.members {
-            self.case_of
-                .entry((key.typology.clone(), member.clone()))
-                .or_insert_with(|| case.clone());
+            if !cases.contains_key(member) {
+                cases.insert(member.clone(), case.clone());
+            }
         }
         case
     }

@@ -255,19 +255,12 @@ impl Harness {
     pub async fn start_on(backend: Backend) -> Harness {
         let dir = tempfile::tempdir().expect("tempdir");
         write_test_pack(&dir.path().join("rules"));
-        let mut config = config_for(
+        let config = config_for(
             dir.path(),
             &dir.path().join("rules"),
             &dir.path().join("no-fixtures"),
         );
-        let (url, pg) = database_for(backend, dir.path()).await;
-        if pg.is_some() {
-            config.database_url = url;
-            config.store.pool_size = 4;
-        }
-        let mut harness = Harness::start_with(dir, config).await;
-        harness.pg = pg;
-        harness
+        Harness::start_with_on(backend, dir, config).await
     }
 
     /// Starts a service on `backend` with `tweak` applied to its configuration (also on restart).
