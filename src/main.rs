@@ -202,6 +202,21 @@ enum KafkaCommand {
         #[arg(long)]
         exit_at_end: bool,
     },
+    /// The detection stage: read a payments topic keyed by tenant, run the account graph and
+    /// its detectors on each tenant's payments in order, and forward each payment to the input
+    /// topic keyed by `uniqueId` with its account facts (header `vigil-graph`). Runs until
+    /// stopped.
+    Detect {
+        /// The payments topic (keyed by tenant: one tenant's payments in one partition).
+        #[arg(long)]
+        from: String,
+        /// Kafka brokers (overrides `kafka.brokers`).
+        #[arg(long, env = "VIGIL_KAFKA_BROKERS")]
+        kafka_brokers: Option<String>,
+        /// Stop once the topic is read to the end it had at the start.
+        #[arg(long)]
+        exit_at_end: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -293,6 +308,61 @@ fn init_tracing(settings: &Settings) {
         LogFormat::Json => builder.json().init(),
         LogFormat::Text => builder.init(),
     }
+}
+
+/// `vigil kafka repartition` and, with `detect`, `vigil kafka detect`.
+async fn forward(
+    common: &Common,
+    from: String,
+    kafka_brokers: Option<String>,
+    exit_at_end: bool,
+    detect: bool,
+) -> anyhow::Result<()> {
+    let settings = serve_settings(common, None, kafka_brokers)?;
+    let kafka = settings.config.kafka.clone();
+    if !kafka.enabled() {
+        bail!("no Kafka brokers: pass --kafka-brokers or set kafka.brokers");
+    }
+    let detection = if detect {
+        let rules_dir = &settings.config.rules_dir;
+        let pack = vigil::engine::rules::RuleSet::load(rules_dir, settings.config.sandbox)
+            .with_context(|| format!("loading rules from {}", rules_dir.display()))?;
+        Some(vigil::sources::kafka::detect::DetectionSettings {
+            detectors: pack.detectors,
+            restore_days: settings.config.engine.restore_days,
+            max_future_skew_ms: settings.config.engine.max_future_skew_secs as i64 * 1000,
+        })
+    } else {
+        None
+    };
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let signalled = stop.clone();
+    tokio::spawn(async move {
+        let _ = tokio::signal::ctrl_c().await;
+        signalled.store(true, std::sync::atomic::Ordering::SeqCst);
+    });
+    let input = kafka.input_topic.clone();
+    let report = tokio::task::spawn_blocking(move || match detection {
+        Some(settings) => {
+            vigil::sources::kafka::detect::run(&kafka, &from, exit_at_end, &stop, settings)
+        }
+        None => vigil::sources::kafka::repartition::run(&kafka, &from, exit_at_end, &stop),
+    })
+    .await
+    .context("forwarding thread")?
+    .context("forwarding")?;
+    if detect {
+        println!(
+            "forwarded {} messages to {input} ({} with account facts; {} source messages read again to rebuild account graphs; {} without a uniqueId)",
+            report.forwarded, report.with_facts, report.restored, report.without_user
+        );
+    } else {
+        println!(
+            "forwarded {} messages to {input} ({} without a uniqueId, forwarded with their key for the source to dead-letter)",
+            report.forwarded, report.without_user
+        );
+    }
+    Ok(())
 }
 
 async fn open_store(settings: &Settings) -> anyhow::Result<vigil::store::Store> {
@@ -391,30 +461,15 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     kafka_brokers,
                     exit_at_end,
                 },
-        } => {
-            let settings = serve_settings(&cli.common, None, kafka_brokers)?;
-            let kafka = settings.config.kafka.clone();
-            if !kafka.enabled() {
-                bail!("no Kafka brokers: pass --kafka-brokers or set kafka.brokers");
-            }
-            let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-            let signalled = stop.clone();
-            tokio::spawn(async move {
-                let _ = tokio::signal::ctrl_c().await;
-                signalled.store(true, std::sync::atomic::Ordering::SeqCst);
-            });
-            let input = kafka.input_topic.clone();
-            let report = tokio::task::spawn_blocking(move || {
-                vigil::sources::kafka::repartition::run(&kafka, &from, exit_at_end, &stop)
-            })
-            .await
-            .context("repartition thread")?
-            .context("repartitioning")?;
-            println!(
-                "forwarded {} messages to {input} ({} without a uniqueId, forwarded with their key for the source to dead-letter)",
-                report.forwarded, report.without_user
-            );
-        }
+        } => forward(&cli.common, from, kafka_brokers, exit_at_end, false).await?,
+        Command::Kafka {
+            command:
+                KafkaCommand::Detect {
+                    from,
+                    kafka_brokers,
+                    exit_at_end,
+                },
+        } => forward(&cli.common, from, kafka_brokers, exit_at_end, true).await?,
         Command::Business { command } => {
             let settings = settings(&cli.common, None)?;
             let store = open_store(&settings).await?;

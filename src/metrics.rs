@@ -80,6 +80,8 @@ pub struct KafkaMetrics {
     pub skipped_replays: IntCounter,
     pub changelog_records: IntCounter,
     pub restored_users: IntCounter,
+    /// Input messages that came with account facts from the detection stage.
+    pub account_facts: IntCounter,
 }
 
 impl KafkaMetrics {
@@ -382,6 +384,7 @@ impl Metrics {
             ),
             changelog_records: counter("kafka_changelog_records_total", "User states written to the changelog"),
             restored_users: counter("kafka_restored_users_total", "User states restored from the changelog"),
+            account_facts: counter("kafka_account_facts_total", "Input messages that came with account facts from the detection stage"),
         })
     }
 

@@ -1096,3 +1096,294 @@ async fn repartition_rekeys_a_topic_by_unique_id_and_resumes_after_its_commit() 
     assert!(second.contains("forwarded 0 messages"), "{second}");
     assert_eq!(read(&kafka, &kafka.input_topic).await.len(), 13);
 }
+
+/// Payloads with the user each belongs to.
+type Payments = Vec<(String, Value)>;
+
+/// Rings of first-time payments (3 to 5 accounts) whose every payment belongs to another user, so
+/// the payments of one ring sit on different input partitions: only the detection stage sees the
+/// cycle. Returns the payments without their closing ones, and the closing ones.
+fn rings(prefix: &str, count: usize) -> (Payments, Payments) {
+    let (mut open, mut closing) = (Vec::new(), Vec::new());
+    for ring in 0..count {
+        let length = 3 + ring % 3;
+        let accounts: Vec<String> = (0..length)
+            .map(|i| format!("{prefix}-r{ring}-a{i}"))
+            .collect();
+        for hop in 0..length {
+            let (from, to) = (&accounts[hop], &accounts[(hop + 1) % length]);
+            let user = format!("u-{from}");
+            let date = format!("2025-03-{:02}T10:{:02}:00Z", 1 + hop * 2, ring % 60);
+            let reference = format!("{prefix}-ring{ring}-hop{hop}");
+            let amount = 100_000.0 - 2_000.0 * hop as f64;
+            let mut payload = crate::common::tx(&reference, &user, amount, &date);
+            payload["transactionData"]["senderAccount"] = json!(from);
+            payload["transactionData"]["receiverAccount"] = json!(to);
+            if hop + 1 == length {
+                closing.push((user, payload));
+            } else {
+                open.push((user, payload));
+            }
+        }
+    }
+    (open, closing)
+}
+
+/// Produces `txs` to `topic` keyed by tenant, as the detection stage's source expects.
+async fn produce_payments(config: &KafkaConfig, topic: &str, txs: &[(String, Value)]) {
+    let mut to_topic = config.clone();
+    to_topic.input_topic = topic.to_owned();
+    let messages: Vec<_> = txs
+        .iter()
+        .map(|(_, payload)| {
+            (
+                Some(TENANT.to_owned()),
+                Some(TENANT.to_owned()),
+                serde_json::to_vec(payload).expect("json"),
+            )
+        })
+        .collect();
+    produce(&to_topic, &messages).await;
+}
+
+/// Runs `vigil kafka detect --from TOPIC --exit-at-end` and returns what it printed.
+async fn detect_to_end(config: &Path, topic: &str) -> String {
+    let (config, topic) = (config.to_owned(), topic.to_owned());
+    tokio::task::spawn_blocking(move || {
+        let output = Command::new(env!("CARGO_BIN_EXE_vigil"))
+            .arg("--config")
+            .arg(&config)
+            .args(["kafka", "detect", "--from", &topic, "--exit-at-end"])
+            .env_remove("VIGIL_KAFKA_BROKERS")
+            .output()
+            .expect("run vigil kafka detect");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    })
+    .await
+    .expect("detect")
+}
+
+/// A payments topic of 2 partitions next to a test's topics.
+async fn create_payments_topic(kafka: &KafkaConfig) -> String {
+    use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+    let payments = format!("{}-payments", kafka.input_topic);
+    let admin: AdminClient<rdkafka::client::DefaultClientContext> = ClientConfig::new()
+        .set("bootstrap.servers", &kafka.brokers)
+        .create()
+        .expect("admin");
+    let created = admin
+        .create_topics(
+            &[NewTopic::new(&payments, 2, TopicReplication::Fixed(1))],
+            &AdminOptions::new(),
+        )
+        .await
+        .expect("create payments topic");
+    assert!(created.iter().all(|r| r.is_ok()), "{created:?}");
+    payments
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_detection_stage_gives_streamed_payments_account_facts_that_a_restart_and_a_second_instance_keep(
+) {
+    let (open, closing) = rings("ring", 9);
+    let ordinary = transactions("graph", 24, 4);
+    let (early, late) = ordinary.split_at(ordinary.len() / 2);
+    let first: Vec<_> = open.iter().chain(early).cloned().collect();
+    let second: Vec<_> = closing.iter().chain(late).cloned().collect();
+    let total = (first.len() + second.len()) as i64;
+
+    // Reference: one stage run over everything, one instance.
+    let reference = {
+        let Single {
+            dir: _dir,
+            kafka,
+            config,
+            ..
+        } = single("graph-one").await;
+        let payments = create_payments_topic(&kafka).await;
+        produce_payments(&kafka, &payments, &first).await;
+        produce_payments(&kafka, &payments, &second).await;
+        let printed = detect_to_end(&config, &payments).await;
+        assert!(
+            printed.contains(&format!("forwarded {total} messages"))
+                && printed.contains(&format!("({total} with account facts")),
+            "{printed}"
+        );
+        let mut instance = Instance::start(&config);
+        instance.wait_all_assigned(&config).await;
+        wait_for_records(
+            &kafka,
+            &kafka.decisions_topic,
+            total,
+            Duration::from_secs(120),
+        )
+        .await;
+        assert_eq!(
+            instance.metric("vigil_kafka_account_facts_total").await,
+            Some(total as f64),
+            "every message came with account facts"
+        );
+        assert!(instance.terminate().success());
+        let decisions = read(&kafka, &kafka.decisions_topic).await;
+        // The closing payments' cycles, with the ring as evidence.
+        for (_, payload) in &closing {
+            let reference = payload["transactionData"]["reference"]
+                .as_str()
+                .expect("ref");
+            let decision = decisions
+                .iter()
+                .find(|r| r.value["reference"] == reference)
+                .expect("a decision per closing payment");
+            let cycle = decision.value["decision"]["rules"]
+                .as_array()
+                .expect("rules")
+                .iter()
+                .find(|r| r["id"] == "TM-033")
+                .unwrap_or_else(|| panic!("{reference} closes a cycle: {}", decision.value));
+            assert_eq!(cycle["evidence"]["detector"], "cycle", "{cycle}");
+            let legs = cycle["evidence"]["legs"].as_array().expect("legs");
+            assert!(
+                legs.iter().any(|l| l["reference"] == reference) && legs.len() >= 3,
+                "{cycle}"
+            );
+        }
+        verdicts(&decisions)
+    };
+
+    // The same payments with the stage stopped half-way (the second run rebuilds the graph
+    // from the topic) and two instances sharing the input partitions and one database.
+    let database = crate::common::TestDatabase::create().await;
+    ensure_tenant(&database.url).await;
+    let kafka = kafka_config("graph-two");
+    create_topics(&kafka).await;
+    let payments = create_payments_topic(&kafka).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (dir_a, dir_b) = (dir.path().join("a"), dir.path().join("b"));
+    std::fs::create_dir_all(&dir_a).expect("dir");
+    std::fs::create_dir_all(&dir_b).expect("dir");
+    let config_a = write_config(&dir_a, &database.url, &kafka);
+    let config_b = write_config(&dir_b, &database.url, &kafka);
+    let mut a = Instance::start(&config_a);
+    a.wait_assigned(Some(PARTITIONS as f64), &config_a.with_extension("log"))
+        .await;
+    let mut b = Instance::start(&config_b);
+    b.wait_assigned(None, &config_b.with_extension("log")).await;
+    a.wait_assigned(
+        Some(
+            f64::from(PARTITIONS)
+                - b.metric("vigil_kafka_assigned_partitions")
+                    .await
+                    .unwrap_or(0.0),
+        ),
+        &config_a.with_extension("log"),
+    )
+    .await;
+
+    produce_payments(&kafka, &payments, &first).await;
+    let printed = detect_to_end(&config_a, &payments).await;
+    assert!(
+        printed.contains(&format!("forwarded {} messages", first.len())),
+        "{printed}"
+    );
+    produce_payments(&kafka, &payments, &second).await;
+    let printed = detect_to_end(&config_b, &payments).await;
+    assert!(
+        printed.contains(&format!(
+            "forwarded {} messages to {} ({} with account facts; {} source messages read again",
+            second.len(),
+            kafka.input_topic,
+            second.len(),
+            first.len()
+        )),
+        "the restarted stage rebuilt its graph from the topic: {printed}"
+    );
+    wait_for_records(
+        &kafka,
+        &kafka.decisions_topic,
+        total,
+        Duration::from_secs(120),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let facts_a = a
+        .metric("vigil_kafka_account_facts_total")
+        .await
+        .unwrap_or(0.0);
+    let facts_b = b
+        .metric("vigil_kafka_account_facts_total")
+        .await
+        .unwrap_or(0.0);
+    assert!(facts_a > 0.0 && facts_b > 0.0, "both instances took part");
+    assert!(a.terminate().success());
+    assert!(b.terminate().success());
+
+    let decisions = read(&kafka, &kafka.decisions_topic).await;
+    assert_eq!(
+        decisions.len() as i64,
+        total,
+        "exactly one decision per input"
+    );
+    assert_eq!(
+        verdicts(&decisions),
+        reference,
+        "the same decisions as one stage run and one instance"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_malformed_account_facts_header_is_dead_lettered_naming_the_header() {
+    let Single {
+        dir: _dir,
+        kafka,
+        config,
+        ..
+    } = single("badfacts").await;
+    let mut instance = Instance::start(&config);
+    instance.wait_all_assigned(&config).await;
+    let payload = crate::common::tx(
+        "badfacts-1",
+        "badfacts-user",
+        5_000.0,
+        "2025-03-10T10:00:00Z",
+    );
+    let producer: FutureProducer = ClientConfig::new()
+        .set("bootstrap.servers", &kafka.brokers)
+        .create()
+        .expect("producer");
+    let value = serde_json::to_vec(&payload).expect("json");
+    let headers = OwnedHeaders::new()
+        .insert(Header {
+            key: "vigil-tenant",
+            value: Some(TENANT),
+        })
+        .insert(Header {
+            key: "vigil-graph",
+            value: Some(r#"{"cycleLength":"many"}"#),
+        });
+    producer
+        .send(
+            FutureRecord::to(&kafka.input_topic)
+                .key("badfacts-user")
+                .payload(value.as_slice())
+                .headers(headers),
+            Duration::from_secs(30),
+        )
+        .await
+        .expect("delivered");
+    wait_for_records(&kafka, &kafka.dead_letter_topic, 1, Duration::from_secs(60)).await;
+    assert!(instance.terminate().success());
+    let dead = read(&kafka, &kafka.dead_letter_topic).await;
+    assert_eq!(dead.len(), 1);
+    assert_eq!(
+        dead[0].value["error"], "the account facts header is malformed",
+        "{}",
+        dead[0].value
+    );
+    assert_eq!(dead[0].value["errors"][0]["field"], "vigil-graph");
+    assert!(read(&kafka, &kafka.decisions_topic).await.is_empty());
+}

@@ -138,7 +138,8 @@ pub const W_30D: usize = 2;
 const SPANS: [u32; 3] = [DAY, 7 * DAY, 30 * DAY];
 
 /// One account's history as a rule sees it.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PartyFacts {
     /// Whether the account is known at all (has an identifier in this payment).
     pub present: bool,
@@ -163,8 +164,11 @@ pub struct PartyFacts {
     pub pass_through_7d: f64,
 }
 
-/// What the account graph knows about one transaction.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// What the account graph knows about one transaction. It travels with the transaction: to its
+/// shard in one process, and as a Kafka header from the detection stage to the input topic's
+/// consumers (`sources::kafka::detect`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct GraphFacts {
     pub sender: PartyFacts,
     pub receiver: PartyFacts,
@@ -181,6 +185,7 @@ pub struct GraphFacts {
     /// payments in which every sender paid at least two of the receivers.
     pub layered_senders: u32,
     pub layered_receivers: u32,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub evidence: Vec<Evidence>,
 }
 
@@ -192,8 +197,8 @@ impl GraphFacts {
 }
 
 /// One payment in a piece of evidence.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Leg {
     pub reference: Arc<str>,
     pub from: Arc<str>,
@@ -204,8 +209,8 @@ pub struct Leg {
 }
 
 /// What a detector saw: the account it is about, the accounts involved and the payments.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Evidence {
     pub detector: Detector,
     /// The account the finding is about (the one an account-level case is opened on).

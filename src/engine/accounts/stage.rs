@@ -6,8 +6,9 @@
 //! answers once everything sent before it has been forwarded, so a barrier on the shards that
 //! follows it also covers the stage.
 //!
-//! Transactions from the Kafka source pass without account facts until the graph is partitioned
-//! like user state (see docs/detection.md, "Not done yet").
+//! Transactions from the Kafka source pass untouched: their facts, if any, were computed by the
+//! detection stage in front of the input topic (`sources::kafka::detect`), which sees the
+//! tenant's payments in one order; this process's graph sees only its own partitions.
 
 use tokio::sync::{mpsc, oneshot};
 
@@ -97,9 +98,8 @@ pub fn run(context: StageContext, mut queue: mpsc::Receiver<StageMsg>) {
 
 fn observe(context: &StageContext, graph: &mut AccountGraph, job: &mut EvaluateJob) {
     if let Intake::Stream(_) = job.intake {
-        // The account graph is not partitioned yet: a Kafka-sourced decision must not depend on
-        // state that does not follow its partition (rebalances, restarts, several instances),
-        // so streamed transactions are evaluated without account facts. See docs/detection.md.
+        // A streamed decision depends only on its message (facts from the detection stage's
+        // header), so it is the same across rebalances, restarts and instances.
         return;
     }
     let snapshot = context.snapshot.load();

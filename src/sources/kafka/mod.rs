@@ -28,6 +28,7 @@
 pub mod admin;
 pub mod config;
 pub mod control;
+pub mod detect;
 pub mod repartition;
 pub mod restore;
 
@@ -874,6 +875,27 @@ fn evaluate(
             "must equal anonymizedUserData.uniqueId (re-key with `vigil kafka repartition`)",
         )));
     }
+    // Account facts come from the detection stage (`vigil kafka detect`), never from this
+    // process's graph, which sees only this instance's partitions.
+    let graph = match message
+        .headers()
+        .and_then(|h| h.iter().find(|h| h.key == detect::GRAPH_HEADER))
+    {
+        None => None,
+        Some(header) => match detect::decode(header.value.unwrap_or_default()) {
+            Ok(facts) => {
+                shared.metrics.account_facts.inc();
+                Some(Box::new(facts))
+            }
+            Err(problem) => {
+                return Ok(Err(Rejection::field(
+                    "the account facts header is malformed",
+                    detect::GRAPH_HEADER,
+                    problem,
+                )))
+            }
+        },
+    };
     let user_id = tx.user_id.clone();
     let (reply, wait) = oneshot::channel();
     shared
@@ -885,7 +907,7 @@ fn evaluate(
             raw: Bytes::copy_from_slice(payload),
             intake: Intake::Stream(partition),
             reply: Some(reply),
-            graph: None,
+            graph,
         })
         .map_err(|_| KafkaSourceError::EngineClosed)?;
     Ok(Ok(PendingKind::Evaluated {

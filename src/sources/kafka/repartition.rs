@@ -9,6 +9,8 @@
 //! dead-letters it with the validation error, so nothing is dropped here. A crash replays from the
 //! last commit, so a message can be forwarded twice; the engine recognises the repeated reference
 //! (tenant + `transactionData.reference`) and answers the stored decision.
+//!
+//! `vigil kafka detect` ([`super::detect`]) is this loop with the account graph in it.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,6 +23,7 @@ use rdkafka::{Offset, TopicPartitionList};
 use serde::Deserialize;
 
 use super::config::KafkaConfig;
+use super::detect::{Detection, GRAPH_HEADER};
 use super::{client_config, topic_partitions, KafkaSourceError};
 
 /// What a run did.
@@ -29,6 +32,10 @@ pub struct RepartitionReport {
     pub forwarded: u64,
     /// Forwarded with their original key because the value names no user.
     pub without_user: u64,
+    /// (`detect`) Forwarded with account facts: every valid payment.
+    pub with_facts: u64,
+    /// (`detect`) Source messages read again to rebuild a partition's account graph.
+    pub restored: u64,
 }
 
 #[derive(Deserialize)]
@@ -59,13 +66,31 @@ pub fn run(
     exit_at_end: bool,
     stop: &AtomicBool,
 ) -> Result<RepartitionReport, KafkaSourceError> {
+    forward(config, from, exit_at_end, stop, None)
+}
+
+/// The forwarding loop of `repartition` and, with a [`Detection`], of `detect` (group
+/// `<group_id>-detect`; each message gains its account facts, any facts header it came with is
+/// dropped).
+pub(crate) fn forward(
+    config: &KafkaConfig,
+    from: &str,
+    exit_at_end: bool,
+    stop: &AtomicBool,
+    mut detection: Option<&mut Detection>,
+) -> Result<RepartitionReport, KafkaSourceError> {
     if from == config.input_topic {
         return Err(KafkaSourceError::Admin(
             "the source topic must differ from the input topic".into(),
         ));
     }
+    let role = if detection.is_some() {
+        "detect"
+    } else {
+        "repartition"
+    };
     let consumer: BaseConsumer = client_config(config)
-        .set("group.id", format!("{}-repartition", config.group_id))
+        .set("group.id", format!("{}-{role}", config.group_id))
         .set("enable.auto.commit", "false")
         .set("enable.auto.offset.store", "false")
         .set("auto.offset.reset", "earliest")
@@ -120,14 +145,28 @@ pub fn run(
             if user.is_none() {
                 report.without_user += 1;
             }
+            let facts = match detection.as_deref_mut() {
+                Some(detection) => detection.facts(&message)?,
+                None => None,
+            };
             let mut headers = OwnedHeaders::new();
             if let Some(found) = message.headers() {
                 for header in found.iter() {
+                    if detection.is_some() && header.key == GRAPH_HEADER {
+                        continue; // facts are the stage's to give, not a producer's
+                    }
                     headers = headers.insert(Header {
                         key: header.key,
                         value: header.value,
                     });
                 }
+            }
+            if let Some(facts) = &facts {
+                report.with_facts += 1;
+                headers = headers.insert(Header {
+                    key: GRAPH_HEADER,
+                    value: Some(facts.as_slice()),
+                });
             }
             let key = user.as_deref().map(str::as_bytes).or(message.key());
             let mut record = FutureRecord::<[u8], [u8]>::to(&config.input_topic)
@@ -148,6 +187,9 @@ pub fn run(
     }
     flush(&consumer, from, &runtime, &mut pending)?;
     consumer.unsubscribe();
+    if let Some(detection) = detection {
+        report.restored = detection.restored();
+    }
     Ok(report)
 }
 
