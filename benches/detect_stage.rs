@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use vigil::engine::accounts::{AccountGraph, DetectorSettings};
-use vigil::sources::kafka::detect::{message_facts, DetectionSettings};
+use vigil::sources::kafka::detect::{message_facts, DetectionSettings, SourceMessage};
 
 const AMLSIM_PAYLOADS: &str =
     "/work/shared/data/transactions/amlsim_dev10K_seed7/payloads.jsonl.gz";
@@ -60,14 +60,13 @@ fn bench_stage(c: &mut Criterion) {
             |mut graph| {
                 let mut bytes = 0usize;
                 for payload in &payloads {
-                    let facts = message_facts(
-                        &mut graph,
-                        &settings,
-                        &mut scratch,
-                        Some("acme-bank"),
-                        Some(payload),
-                    );
-                    bytes += facts.map_or(0, |f| f.len());
+                    let message = SourceMessage {
+                        tenant: Some("acme-bank"),
+                        payload: Some(payload),
+                        timestamp_ms: None,
+                    };
+                    let observed = message_facts(&mut graph, &settings, &mut scratch, message);
+                    bytes += observed.map_or(0, |o| o.facts.len());
                 }
                 (graph, bytes)
             },

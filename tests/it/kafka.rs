@@ -1042,6 +1042,29 @@ async fn repartition_rekeys_a_topic_by_unique_id_and_resumes_after_its_commit() 
     let mut to_raw = kafka.clone();
     to_raw.input_topic = raw.clone();
     produce(&to_raw, &messages).await;
+    // A producer's own account facts are not passed on: only the detection stage gives them.
+    let forged = FutureRecord::to(&raw)
+        .key("forged")
+        .payload(messages[0].2.as_slice())
+        .headers(
+            OwnedHeaders::new()
+                .insert(Header {
+                    key: "vigil-tenant",
+                    value: Some(TENANT),
+                })
+                .insert(Header {
+                    key: "vigil-graph",
+                    value: Some(r#"{"cycleLength":9}"#),
+                }),
+        );
+    let producer: FutureProducer = ClientConfig::new()
+        .set("bootstrap.servers", &kafka.brokers)
+        .create()
+        .expect("producer");
+    producer
+        .send(forged, Duration::from_secs(30))
+        .await
+        .expect("delivered");
 
     let dir = tempfile::tempdir().expect("tempdir");
     let database_url = format!(
@@ -1067,13 +1090,17 @@ async fn repartition_rekeys_a_topic_by_unique_id_and_resumes_after_its_commit() 
     };
     let first = tokio::task::spawn_blocking(run.clone()).await.expect("run");
     assert!(
-        first.contains("forwarded 13 messages") && first.contains("1 without a uniqueId"),
+        first.contains("forwarded 14 messages") && first.contains("1 without a uniqueId"),
         "{first}"
     );
     let forwarded = read(&kafka, &kafka.input_topic).await;
-    assert_eq!(forwarded.len(), 13);
+    assert_eq!(forwarded.len(), 14);
     for record in &forwarded {
         assert_eq!(record.headers["vigil-tenant"], TENANT, "headers kept");
+        assert!(
+            !record.headers.contains_key("vigil-graph"),
+            "a source's facts header is dropped"
+        );
         match record.value["anonymizedUserData"]["uniqueId"].as_str() {
             Some(user) => assert_eq!(record.key.as_deref(), Some(user), "keyed by uniqueId"),
             None => assert_eq!(record.key.as_deref(), Some("no-user"), "original key kept"),
@@ -1094,7 +1121,7 @@ async fn repartition_rekeys_a_topic_by_unique_id_and_resumes_after_its_commit() 
     // A second run starts after the first one's commit: nothing is forwarded twice.
     let second = tokio::task::spawn_blocking(run).await.expect("run");
     assert!(second.contains("forwarded 0 messages"), "{second}");
-    assert_eq!(read(&kafka, &kafka.input_topic).await.len(), 13);
+    assert_eq!(read(&kafka, &kafka.input_topic).await.len(), 14);
 }
 
 /// Payloads with the user each belongs to.

@@ -139,7 +139,7 @@ const SPANS: [u32; 3] = [DAY, 7 * DAY, 30 * DAY];
 
 /// One account's history as a rule sees it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase", default)]
 pub struct PartyFacts {
     /// Whether the account is known at all (has an identifier in this payment).
     pub present: bool,
@@ -168,7 +168,7 @@ pub struct PartyFacts {
 /// shard in one process, and as a Kafka header from the detection stage to the input topic's
 /// consumers (`sources::kafka::detect`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+#[serde(rename_all = "camelCase", default)]
 pub struct GraphFacts {
     pub sender: PartyFacts,
     pub receiver: PartyFacts,
@@ -198,7 +198,7 @@ impl GraphFacts {
 
 /// One payment in a piece of evidence.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct Leg {
     pub reference: Arc<str>,
     pub from: Arc<str>,
@@ -210,7 +210,7 @@ pub struct Leg {
 
 /// What a detector saw: the account it is about, the accounts involved and the payments.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct Evidence {
     pub detector: Detector,
     /// The account the finding is about (the one an account-level case is opened on).
@@ -412,6 +412,22 @@ impl AccountGraph {
         tx: &Transaction,
         settings: &DetectorSettings,
     ) -> GraphFacts {
+        self.step(tenant, tx, settings, true)
+    }
+
+    /// Changes the graph exactly as [`AccountGraph::observe`] does, without working out the
+    /// facts (the detectors only read the graph): a rebuild replays history this way.
+    pub fn replay(&mut self, tenant: i64, tx: &Transaction, settings: &DetectorSettings) {
+        self.step(tenant, tx, settings, false);
+    }
+
+    fn step(
+        &mut self,
+        tenant: i64,
+        tx: &Transaction,
+        settings: &DetectorSettings,
+        with_facts: bool,
+    ) -> GraphFacts {
         let Some((sender, receiver)) = payment_accounts(tx) else {
             return GraphFacts::default();
         };
@@ -426,20 +442,22 @@ impl AccountGraph {
             // The shard answers it as a duplicate; the graph must not count it twice.
             return GraphFacts::default();
         }
-        let mut scratch = std::mem::take(&mut self.scratch);
-        let mut facts = GraphFacts {
-            sender: self.history(ks, t, &mut scratch),
-            receiver: self.history(kr, t, &mut scratch),
-            ..GraphFacts::default()
-        };
-        self.scratch = scratch;
-        facts.new_pair = self
-            .nodes
-            .get(&ks)
-            .and_then(|n| n.peer(kr))
-            .is_none_or(|p| p.sent == 0);
+        let mut facts = GraphFacts::default();
+        if with_facts {
+            let mut scratch = std::mem::take(&mut self.scratch);
+            facts.sender = self.history(ks, t, &mut scratch);
+            facts.receiver = self.history(kr, t, &mut scratch);
+            self.scratch = scratch;
+            facts.new_pair = self
+                .nodes
+                .get(&ks)
+                .and_then(|n| n.peer(kr))
+                .is_none_or(|p| p.sent == 0);
+        }
         self.record(ks, sender, kr, receiver, t, tx, settings);
-        self.detect(ks, kr, t, tx, settings, &mut facts);
+        if with_facts {
+            self.detect(ks, kr, t, tx, settings, &mut facts);
+        }
         self.observed += 1;
         if self.observed % 65_536 == 0 {
             self.evict_idle();
@@ -532,7 +550,9 @@ impl AccountGraph {
         self.newest = self.newest.max(t);
         let window = settings.window();
         let reference: Arc<str> = Arc::from(tx.reference.as_str());
-        let amount = tx.amount as f32;
+        // Kept as f32: a valid amount beyond f32's range is clamped, never infinite (sums and
+        // ratios over it stay finite).
+        let amount = (tx.amount as f32).min(f32::MAX);
         let mut novel = false;
         for (key, id, outgoing) in [(ks, sender, true), (kr, receiver, false)] {
             let node = self.nodes.entry(key).or_insert_with(|| Node {

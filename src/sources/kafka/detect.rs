@@ -11,18 +11,18 @@
 //! are one partition, in order) in the consumer group `<group_id>-detect`. Per source partition
 //! it keeps one [`AccountGraph`]; each valid payment is observed (exactly what
 //! `engine::accounts::stage` does for HTTP and replay) and forwarded to the input topic keyed by
-//! `uniqueId`, with the resulting [`GraphFacts`] as JSON in the header [`GRAPH_HEADER`]. The
-//! input topic's consumers attach those facts to the transaction instead of computing any, so a
-//! decision depends only on its message: the same across restarts, rebalances and any number of
-//! instances. Messages that are not valid payments are forwarded without facts (the consumer
-//! dead-letters them).
+//! its validated `uniqueId`, with the resulting [`GraphFacts`] as JSON in the header
+//! [`GRAPH_HEADER`]. The input topic's consumers attach those facts to the transaction instead of
+//! computing any, so a decision depends only on its message, whichever instance takes it.
+//! Messages that are not valid payments are forwarded without facts (the consumer dead-letters
+//! them). The broker timestamp is the validation clock, so a message validates the same whenever
+//! it is read.
 //!
-//! State: when a partition is first seen, or a message is not the one after the last seen (the
-//! partition moved here, or the stage restarted), its graph is rebuilt by reading the source
-//! partition again from `restore_days` before that message's timestamp up to it, observing each
-//! payment without forwarding. The graph then is what it would have been had this process read
-//! the partition from there all along; history older than `restore_days` is forgotten, as the
-//! HTTP path's restore forgets it.
+//! State: a partition's graph is rebuilt when there is none, when a message lies before the one
+//! expected, or when after a rebalance it is not the one expected; the source partition is read
+//! again from the restore span before that message's timestamp up to it, replaying each payment
+//! ([`AccountGraph::replay`]). Within the span the graph is the uninterrupted one; counterparty
+//! memory older than the span is forgotten, as on the HTTP path's restart.
 //!
 //! Forwarding, commits and re-forwarding after a crash are `repartition`'s: see
 //! [`super::repartition`].
@@ -32,7 +32,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use rdkafka::consumer::{BaseConsumer, Consumer};
-use rdkafka::message::{BorrowedMessage, Headers, Message};
+use rdkafka::message::{BorrowedMessage, Headers, Message as _};
 use rdkafka::{Offset, TopicPartitionList};
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -46,6 +46,8 @@ use crate::model::{parse_json, Transaction, TransactionPayload, ValidationClock}
 pub const GRAPH_HEADER: &str = "vigil-graph";
 /// The largest facts header a consumer accepts.
 pub const MAX_GRAPH_HEADER_BYTES: usize = 256 * 1024;
+/// Accounts and legs an oversized piece of evidence is cut to.
+const EVIDENCE_ACCOUNTS_CUT: usize = 16;
 /// A rebuild gives up when the source yields nothing for this long.
 const RESTORE_STALL: Duration = Duration::from_secs(60);
 
@@ -63,6 +65,15 @@ pub struct DetectionSettings {
 struct PartitionGraph {
     graph: AccountGraph,
     next: i64,
+    /// A rebalance happened since the last message: the partition may have been elsewhere.
+    suspect: bool,
+}
+
+/// A payment as the stage forwards it: the user to key it by and its encoded facts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Observed {
+    pub user: String,
+    pub facts: Vec<u8>,
 }
 
 /// The stage's state: a graph per source partition.
@@ -87,26 +98,47 @@ impl Detection {
         }
     }
 
+    /// After a rebalance: every graph must see the offset it expects next, or be rebuilt.
+    pub fn rebalanced(&mut self) {
+        for graph in self.graphs.values_mut() {
+            graph.suspect = true;
+        }
+    }
+
+    /// Drops the graphs of partitions not in `assigned`.
+    pub fn retain_partitions(&mut self, assigned: &[i32]) {
+        self.graphs.retain(|p, _| assigned.contains(p));
+    }
+
     /// Source messages read again to rebuild graphs so far.
     pub fn restored(&self) -> u64 {
         self.restored
     }
 
-    /// The encoded facts of `message`, `None` when it is not a valid payment. Rebuilds the
-    /// partition's graph first when `message` does not follow the last one seen.
+    /// `message` observed, `None` when it is not a valid payment. Rebuilds the partition's graph
+    /// first when there is none, when the message lies before the one expected (the partition
+    /// was read again from an earlier commit), or when after a rebalance it is not the one
+    /// expected (the partition was elsewhere meanwhile). A gap while the partition stayed here
+    /// (transaction markers, compaction) is no reason to rebuild.
     pub fn facts(
         &mut self,
         message: &BorrowedMessage<'_>,
-    ) -> Result<Option<Vec<u8>>, KafkaSourceError> {
+    ) -> Result<Option<Observed>, KafkaSourceError> {
         let partition = message.partition();
         let offset = message.offset();
-        if self.graphs.get(&partition).map(|g| g.next) != Some(offset) {
-            let graph = self.rebuild(partition, offset, message.timestamp().to_millis())?;
+        let timestamp = message.timestamp().to_millis();
+        let current = self
+            .graphs
+            .get(&partition)
+            .is_some_and(|g| offset == g.next || (offset > g.next && !g.suspect));
+        if !current {
+            let graph = self.rebuild(partition, offset, timestamp)?;
             self.graphs.insert(
                 partition,
                 PartitionGraph {
                     graph,
                     next: offset,
+                    suspect: false,
                 },
             );
         }
@@ -114,18 +146,22 @@ impl Detection {
             return Ok(None);
         };
         state.next = offset + 1;
+        state.suspect = false;
         let tenant = tenant_of(&self.config, message.headers());
         Ok(message_facts(
             &mut state.graph,
             &self.settings,
             &mut self.scratch,
-            tenant,
-            message.payload(),
+            SourceMessage {
+                tenant,
+                payload: message.payload(),
+                timestamp_ms: timestamp,
+            },
         ))
     }
 
-    /// The graph of `partition` as it stood before `offset`: the source read again from
-    /// `restore_days` before `timestamp_ms`.
+    /// The graph of `partition` as it stood before `offset`: the source read again from the
+    /// restore span before `timestamp_ms`.
     fn rebuild(
         &mut self,
         partition: i32,
@@ -144,27 +180,38 @@ impl Detection {
         let timeout = Duration::from_secs(10);
         let (low, _) = consumer.fetch_watermarks(&self.from, partition, timeout)?;
         let mut start = low;
-        if let Some(timestamp) = timestamp_ms {
-            let back = i64::from(self.settings.restore_days) * 86_400_000;
-            let mut wanted = TopicPartitionList::new();
-            wanted.add_partition_offset(
-                &self.from,
-                partition,
-                Offset::Offset(timestamp.saturating_sub(back).max(0)),
-            )?;
-            // A broker that cannot look offsets up by time costs a longer read, not a failure.
-            match consumer.offsets_for_times(wanted, timeout) {
-                Ok(found) => {
-                    if let Some(Offset::Offset(at)) = found
+        match timestamp_ms {
+            Some(timestamp) => {
+                let back = i64::from(self.settings.restore_span_days()) * 86_400_000;
+                let mut wanted = TopicPartitionList::new();
+                wanted.add_partition_offset(
+                    &self.from,
+                    partition,
+                    Offset::Offset(timestamp.saturating_sub(back).max(0)),
+                )?;
+                match consumer.offsets_for_times(wanted, timeout) {
+                    Ok(found) => match found
                         .find_partition(&self.from, partition)
                         .map(|e| e.offset())
                     {
-                        start = at.max(low);
+                        Some(Offset::Offset(at)) => start = at.max(low),
+                        // No message that recent: nothing of the span lies before this one.
+                        Some(Offset::End) => start = offset,
+                        _ => {
+                            tracing::warn!(partition, "no offset for the restore span; rebuilding from the start of the partition")
+                        }
+                    },
+                    // A broker that cannot look offsets up by time costs a longer read.
+                    Err(error) => {
+                        tracing::warn!(%error, partition, "offsets by time unavailable; rebuilding from the start of the partition");
                     }
                 }
-                Err(error) => {
-                    tracing::warn!(%error, partition, "offsets by time unavailable; rebuilding from the start");
-                }
+            }
+            None => {
+                tracing::warn!(
+                    partition,
+                    "message without a timestamp; rebuilding from the start of the partition"
+                );
             }
         }
         if start >= offset {
@@ -192,12 +239,12 @@ impl Detection {
             if message.offset() >= offset {
                 break;
             }
-            let tenant = tenant_of(&self.config, message.headers());
-            if let Some((tenant, tx)) =
-                payment(&self.settings, &mut self.scratch, tenant, message.payload())
-            {
-                graph.observe(tenant, &tx, &self.settings.detectors);
-            }
+            let read = SourceMessage {
+                tenant: tenant_of(&self.config, message.headers()),
+                payload: message.payload(),
+                timestamp_ms: message.timestamp().to_millis(),
+            };
+            replay_message(&mut graph, &self.settings, &mut self.scratch, read);
             self.restored += 1;
         }
         tracing::info!(
@@ -209,6 +256,15 @@ impl Detection {
             "account graph rebuilt"
         );
         Ok(graph)
+    }
+}
+
+impl DetectionSettings {
+    /// Days a rebuild reads back: `restore_days`, and at least the detector window plus the
+    /// allowed lateness.
+    pub fn restore_span_days(&self) -> u32 {
+        let needed = self.detectors.window_days + self.detectors.lateness_hours.div_ceil(24);
+        self.restore_days.max(needed)
     }
 }
 
@@ -231,18 +287,43 @@ pub fn tenant_key(name: &str) -> i64 {
     xxh3_64(name.as_bytes()) as i64
 }
 
-/// What the stage does with one message of the tenant named `tenant`: observe the payment in
-/// `graph` and encode the facts, or `None` when the message is not a valid payment.
+/// One source message as the stage reads it.
+#[derive(Debug, Clone, Copy)]
+pub struct SourceMessage<'a> {
+    /// The tenant header's value.
+    pub tenant: Option<&'a str>,
+    pub payload: Option<&'a [u8]>,
+    /// The broker's timestamp: the validation clock, so that a payment without a usable date
+    /// gets the same event time whenever the message is read.
+    pub timestamp_ms: Option<i64>,
+}
+
+/// What the stage does with one message: observe the payment in `graph` and encode the facts,
+/// or `None` when the message is not a valid payment.
 pub fn message_facts(
     graph: &mut AccountGraph,
     settings: &DetectionSettings,
     scratch: &mut Vec<u8>,
-    tenant: Option<&str>,
-    payload: Option<&[u8]>,
-) -> Option<Vec<u8>> {
-    let (tenant, tx) = payment(settings, scratch, tenant, payload)?;
+    message: SourceMessage<'_>,
+) -> Option<Observed> {
+    let (tenant, tx) = payment(settings, scratch, message)?;
     let facts = graph.observe(tenant, &tx, &settings.detectors);
-    Some(encode(&facts))
+    Some(Observed {
+        user: tx.user_id.to_string(),
+        facts: encode(&facts),
+    })
+}
+
+/// What a rebuild does with one message: the graph changes as [`message_facts`] changes it.
+pub fn replay_message(
+    graph: &mut AccountGraph,
+    settings: &DetectionSettings,
+    scratch: &mut Vec<u8>,
+    message: SourceMessage<'_>,
+) {
+    if let Some((tenant, tx)) = payment(settings, scratch, message) {
+        graph.replay(tenant, &tx, &settings.detectors);
+    }
 }
 
 fn tenant_of<'a>(
@@ -260,23 +341,40 @@ fn tenant_of<'a>(
 fn payment(
     settings: &DetectionSettings,
     scratch: &mut Vec<u8>,
-    tenant: Option<&str>,
-    payload: Option<&[u8]>,
+    message: SourceMessage<'_>,
 ) -> Option<(i64, Transaction)> {
-    let tenant = tenant?;
-    let parsed = parse_json::<TransactionPayload>(payload?, scratch).ok()?;
+    let tenant = message.tenant?;
+    let parsed = parse_json::<TransactionPayload>(message.payload?, scratch).ok()?;
     let clock = ValidationClock {
-        now_ms: chrono::Utc::now().timestamp_millis(),
+        now_ms: message
+            .timestamp_ms
+            .unwrap_or_else(|| chrono::Utc::now().timestamp_millis()),
         max_future_skew_ms: settings.max_future_skew_ms,
     };
     let tx = parsed.validate(clock).ok()?;
     Some((tenant_key(tenant), tx))
 }
 
-/// The facts as the header carries them.
+/// The facts as the header carries them, at most [`MAX_GRAPH_HEADER_BYTES`]: evidence that
+/// would not fit is cut to its first accounts and legs, and dropped if that is not enough (the
+/// counts the rules read always go).
 pub fn encode(facts: &GraphFacts) -> Vec<u8> {
-    // Plain data of numbers and strings: serialising it cannot fail.
-    serde_json::to_vec(facts).unwrap_or_default()
+    // Plain data of finite numbers and strings: serialising it cannot fail.
+    let encoded = serde_json::to_vec(facts).unwrap_or_default();
+    if encoded.len() <= MAX_GRAPH_HEADER_BYTES {
+        return encoded;
+    }
+    let mut smaller = facts.clone();
+    for evidence in &mut smaller.evidence {
+        evidence.accounts.truncate(EVIDENCE_ACCOUNTS_CUT);
+        evidence.legs.truncate(EVIDENCE_ACCOUNTS_CUT);
+    }
+    let encoded = serde_json::to_vec(&smaller).unwrap_or_default();
+    if encoded.len() <= MAX_GRAPH_HEADER_BYTES {
+        return encoded;
+    }
+    smaller.evidence.clear();
+    serde_json::to_vec(&smaller).unwrap_or_default()
 }
 
 /// The facts a header carries; the error says what is wrong with it.
@@ -340,9 +438,158 @@ mod tests {
         assert!(decode(br#"{"cycleLength":"four"}"#)
             .unwrap_err()
             .starts_with("is not account facts"));
-        assert!(decode(br#"{"surprise":1}"#).is_err(), "unknown fields");
+        // A newer stage's extra fields do not stop an older consumer (rolling upgrades).
+        assert_eq!(
+            decode(br#"{"surprise":1,"cycleLength":3}"#).map(|f| f.cycle_length),
+            Ok(3)
+        );
         let big = vec![b' '; MAX_GRAPH_HEADER_BYTES + 1];
         assert!(decode(&big).unwrap_err().contains("more than"));
+    }
+
+    fn settings() -> DetectionSettings {
+        DetectionSettings {
+            detectors: crate::engine::accounts::DetectorSettings::default(),
+            restore_days: 31,
+            max_future_skew_ms: 300_000,
+        }
+    }
+
+    /// Rings, fans and ordinary payments among 40 accounts over 20 days; some undated, one of
+    /// an amount beyond f32's range. The broker timestamp of message i is `1_750_000_000_000 + i`.
+    fn stream() -> Vec<(Vec<u8>, i64)> {
+        let mut out = Vec::new();
+        for i in 0..400u32 {
+            let from = format!("A{}", (i * 7) % 40);
+            let to = format!("A{}", (i * 13 + 1 + i / 50) % 40);
+            if from == to {
+                continue;
+            }
+            let mut data = serde_json::json!({
+                "reference": format!("r{i}"),
+                "amount": if i == 123 { 1e39 } else { 100.0 + f64::from(i % 17) * 10.0 },
+                "type": if i % 5 == 0 { "credit" } else { "debit" },
+                "transactionDate": format!("2025-05-{:02}T{:02}:00:00Z", 1 + i / 20, i % 24),
+                "senderAccount": from,
+                "receiverAccount": to,
+            });
+            if i % 9 == 0 {
+                data.as_object_mut().map(|d| d.remove("transactionDate"));
+            }
+            let payload = serde_json::json!({
+                "transactionData": data,
+                "anonymizedUserData": {"uniqueId": format!("u-{from}")},
+            });
+            out.push((
+                serde_json::to_vec(&payload).expect("json"),
+                1_750_000_000_000 + i64::from(i),
+            ));
+        }
+        out
+    }
+
+    #[test]
+    fn a_graph_rebuilt_by_replay_gives_the_facts_an_uninterrupted_one_gives() {
+        let settings = settings();
+        let messages = stream();
+        let facts_of =
+            |graph: &mut AccountGraph, scratch: &mut Vec<u8>, (payload, at): &(Vec<u8>, i64)| {
+                message_facts(
+                    graph,
+                    &settings,
+                    scratch,
+                    SourceMessage {
+                        tenant: Some("acme-bank"),
+                        payload: Some(payload),
+                        timestamp_ms: Some(*at),
+                    },
+                )
+            };
+        let mut scratch = Vec::new();
+        let mut whole = AccountGraph::default();
+        let uninterrupted: Vec<Option<Observed>> = messages
+            .iter()
+            .map(|m| facts_of(&mut whole, &mut scratch, m))
+            .collect();
+        assert!(
+            uninterrupted.iter().all(Option::is_some),
+            "every message is a payment"
+        );
+        let decoded: Vec<GraphFacts> = uninterrupted
+            .iter()
+            .flatten()
+            .map(|o| decode(&o.facts).expect("every header decodes, the huge amount too"))
+            .collect();
+        assert!(
+            decoded.iter().any(|f| !f.evidence.is_empty()),
+            "detectors fired"
+        );
+        assert!(decoded.iter().all(|f| f
+            .sender
+            .out_sum
+            .iter()
+            .chain(&f.receiver.in_sum)
+            .all(|v| v.is_finite())));
+
+        for split in [1, 97, 200, messages.len() - 1] {
+            let mut rebuilt = AccountGraph::default();
+            for (payload, at) in &messages[..split] {
+                replay_message(
+                    &mut rebuilt,
+                    &settings,
+                    &mut scratch,
+                    SourceMessage {
+                        tenant: Some("acme-bank"),
+                        payload: Some(payload),
+                        timestamp_ms: Some(*at),
+                    },
+                );
+            }
+            for (i, message) in messages.iter().enumerate().skip(split) {
+                assert_eq!(
+                    facts_of(&mut rebuilt, &mut scratch, message),
+                    uninterrupted[i],
+                    "message {i} after a rebuild at {split}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn an_oversized_header_keeps_the_counts_and_cuts_the_evidence() {
+        let leg = Leg {
+            reference: "r".repeat(200).into(),
+            from: "A".repeat(200).into(),
+            to: "B".repeat(200).into(),
+            amount: 1.0,
+            at: 0,
+        };
+        let facts = GraphFacts {
+            cycle_length: 7,
+            evidence: vec![Evidence {
+                detector: Detector::FanIn,
+                account: "B".into(),
+                accounts: (0..5_000).map(|i| format!("{i:0>100}").into()).collect(),
+                legs: vec![leg; 32],
+                first_at: 0,
+                last_at: 0,
+            }],
+            ..GraphFacts::default()
+        };
+        let encoded = encode(&facts);
+        assert!(encoded.len() <= MAX_GRAPH_HEADER_BYTES, "{}", encoded.len());
+        let decoded = decode(&encoded).expect("decodes");
+        assert_eq!(decoded.cycle_length, 7);
+        assert_eq!(decoded.evidence[0].accounts.len(), EVIDENCE_ACCOUNTS_CUT);
+    }
+
+    #[test]
+    fn the_restore_span_covers_the_detector_window_and_lateness() {
+        let mut settings = settings();
+        assert_eq!(settings.restore_span_days(), 31);
+        settings.detectors.window_days = 60;
+        settings.detectors.lateness_hours = 25;
+        assert_eq!(settings.restore_span_days(), 62);
     }
 
     #[test]

@@ -385,7 +385,7 @@ impl ConsumerContext for SourceContext {
     }
 }
 
-fn partitions_of(list: &TopicPartitionList, topic: &str) -> Vec<i32> {
+pub(crate) fn partitions_of(list: &TopicPartitionList, topic: &str) -> Vec<i32> {
     list.elements_for_topic(topic)
         .iter()
         .map(|e| e.partition())

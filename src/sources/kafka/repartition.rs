@@ -16,7 +16,8 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
+use rdkafka::client::ClientContext;
+use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer, ConsumerContext, Rebalance};
 use rdkafka::message::{Header, Headers, Message, OwnedHeaders};
 use rdkafka::producer::{DeliveryFuture, FutureProducer, FutureRecord};
 use rdkafka::{Offset, TopicPartitionList};
@@ -24,7 +25,7 @@ use serde::Deserialize;
 
 use super::config::KafkaConfig;
 use super::detect::{Detection, GRAPH_HEADER};
-use super::{client_config, topic_partitions, KafkaSourceError};
+use super::{client_config, partitions_of, topic_partitions, KafkaSourceError};
 
 /// What a run did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -70,8 +71,8 @@ pub fn run(
 }
 
 /// The forwarding loop of `repartition` and, with a [`Detection`], of `detect` (group
-/// `<group_id>-detect`; each message gains its account facts, any facts header it came with is
-/// dropped).
+/// `<group_id>-detect`; each valid payment gains its account facts). A `vigil-graph` header a
+/// message came with is dropped either way: only the detection stage gives facts.
 pub(crate) fn forward(
     config: &KafkaConfig,
     from: &str,
@@ -89,12 +90,12 @@ pub(crate) fn forward(
     } else {
         "repartition"
     };
-    let consumer: BaseConsumer = client_config(config)
+    let consumer: BaseConsumer<ForwardContext> = client_config(config)
         .set("group.id", format!("{}-{role}", config.group_id))
         .set("enable.auto.commit", "false")
         .set("enable.auto.offset.store", "false")
         .set("auto.offset.reset", "earliest")
-        .create()?;
+        .create_with_context(ForwardContext::default())?;
     let producer: FutureProducer = client_config(config)
         .set("enable.idempotence", "true")
         .set("acks", "all")
@@ -141,19 +142,30 @@ pub(crate) fn forward(
         if let Some(result) = consumer.poll(Duration::from_millis(100)) {
             let message = result?;
             let payload = message.payload().unwrap_or_default();
-            let user = user_of(payload);
-            if user.is_none() {
-                report.without_user += 1;
+            if let Some(detection) = detection.as_deref_mut() {
+                if consumer.context().rebalanced.swap(false, Ordering::SeqCst) {
+                    detection.rebalanced();
+                }
             }
-            let facts = match detection.as_deref_mut() {
+            let observed = match detection.as_deref_mut() {
                 Some(detection) => detection.facts(&message)?,
                 None => None,
             };
+            // The stage keys by the validated user id (the consumer's key check compares with
+            // it); otherwise by the id as the payload names it.
+            let user = match &observed {
+                Some(observed) => Some(observed.user.clone()),
+                None => user_of(payload),
+            };
+            if user.is_none() {
+                report.without_user += 1;
+            }
+            let facts = observed.map(|o| o.facts);
             let mut headers = OwnedHeaders::new();
             if let Some(found) = message.headers() {
                 for header in found.iter() {
-                    if detection.is_some() && header.key == GRAPH_HEADER {
-                        continue; // facts are the stage's to give, not a producer's
+                    if header.key == GRAPH_HEADER {
+                        continue; // facts are the detection stage's to give, not a producer's
                     }
                     headers = headers.insert(Header {
                         key: header.key,
@@ -183,6 +195,12 @@ pub(crate) fn forward(
         if pending.len() >= 1_000 || last_flush.elapsed() >= Duration::from_millis(500) {
             flush(&consumer, from, &runtime, &mut pending)?;
             last_flush = Instant::now();
+            if let Some(detection) = detection.as_deref_mut() {
+                // Graphs of partitions another member now holds are dropped (rebuilt if the
+                // partition comes back).
+                let assigned = consumer.assignment()?;
+                detection.retain_partitions(&partitions_of(&assigned, from));
+            }
         }
     }
     flush(&consumer, from, &runtime, &mut pending)?;
@@ -193,9 +211,23 @@ pub(crate) fn forward(
     Ok(report)
 }
 
+/// Notes rebalances for the detection stage (a partition may have been elsewhere meanwhile).
+#[derive(Default)]
+struct ForwardContext {
+    rebalanced: AtomicBool,
+}
+
+impl ClientContext for ForwardContext {}
+
+impl ConsumerContext for ForwardContext {
+    fn post_rebalance(&self, _consumer: &BaseConsumer<Self>, _rebalance: &Rebalance<'_>) {
+        self.rebalanced.store(true, Ordering::SeqCst);
+    }
+}
+
 /// Waits for every forwarded message, then commits the source offsets after them.
 fn flush(
-    consumer: &BaseConsumer,
+    consumer: &BaseConsumer<ForwardContext>,
     from: &str,
     runtime: &tokio::runtime::Runtime,
     pending: &mut Vec<(i32, i64, DeliveryFuture)>,
