@@ -191,32 +191,26 @@ enum KafkaCommand {
     },
     /// Re-key a topic whose producers key otherwise into the input topic, keyed by
     /// `anonymizedUserData.uniqueId` (headers and values unchanged). Runs until stopped.
-    Repartition {
-        /// The topic to read (its producers' keys are ignored).
-        #[arg(long)]
-        from: String,
-        /// Kafka brokers (overrides `kafka.brokers`).
-        #[arg(long, env = "VIGIL_KAFKA_BROKERS")]
-        kafka_brokers: Option<String>,
-        /// Stop once the topic is read to the end it had at the start (a one-off migration).
-        #[arg(long)]
-        exit_at_end: bool,
-    },
+    Repartition(ForwardArgs),
     /// The detection stage: read a payments topic keyed by tenant, run the account graph and
     /// its detectors on each tenant's payments in order, and forward each payment to the input
     /// topic keyed by `uniqueId` with its account facts (header `vigil-graph`). Runs until
     /// stopped.
-    Detect {
-        /// The payments topic (keyed by tenant: one tenant's payments in one partition).
-        #[arg(long)]
-        from: String,
-        /// Kafka brokers (overrides `kafka.brokers`).
-        #[arg(long, env = "VIGIL_KAFKA_BROKERS")]
-        kafka_brokers: Option<String>,
-        /// Stop once the topic is read to the end it had at the start.
-        #[arg(long)]
-        exit_at_end: bool,
-    },
+    Detect(ForwardArgs),
+}
+
+/// What `kafka repartition` and `kafka detect` read and when they stop.
+#[derive(clap::Args)]
+struct ForwardArgs {
+    /// The topic to read (repartition: keyed any way; detect: keyed by tenant).
+    #[arg(long)]
+    from: String,
+    /// Kafka brokers (overrides `kafka.brokers`).
+    #[arg(long, env = "VIGIL_KAFKA_BROKERS")]
+    kafka_brokers: Option<String>,
+    /// Stop once the topic is read to the end it had at the start (a one-off migration).
+    #[arg(long)]
+    exit_at_end: bool,
 }
 
 #[derive(Subcommand)]
@@ -311,13 +305,12 @@ fn init_tracing(settings: &Settings) {
 }
 
 /// `vigil kafka repartition` and, with `detect`, `vigil kafka detect`.
-async fn forward(
-    common: &Common,
-    from: String,
-    kafka_brokers: Option<String>,
-    exit_at_end: bool,
-    detect: bool,
-) -> anyhow::Result<()> {
+async fn forward(common: &Common, args: ForwardArgs, detect: bool) -> anyhow::Result<()> {
+    let ForwardArgs {
+        from,
+        kafka_brokers,
+        exit_at_end,
+    } = args;
     let settings = serve_settings(common, None, kafka_brokers)?;
     let kafka = settings.config.kafka.clone();
     if !kafka.enabled() {
@@ -455,21 +448,11 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
         }
         Command::Kafka {
-            command:
-                KafkaCommand::Repartition {
-                    from,
-                    kafka_brokers,
-                    exit_at_end,
-                },
-        } => forward(&cli.common, from, kafka_brokers, exit_at_end, false).await?,
+            command: KafkaCommand::Repartition(args),
+        } => forward(&cli.common, args, false).await?,
         Command::Kafka {
-            command:
-                KafkaCommand::Detect {
-                    from,
-                    kafka_brokers,
-                    exit_at_end,
-                },
-        } => forward(&cli.common, from, kafka_brokers, exit_at_end, true).await?,
+            command: KafkaCommand::Detect(args),
+        } => forward(&cli.common, args, true).await?,
         Command::Business { command } => {
             let settings = settings(&cli.common, None)?;
             let store = open_store(&settings).await?;

@@ -1000,22 +1000,9 @@ async fn blacklist_and_rule_changes_on_one_instance_reach_the_other() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn repartition_rekeys_a_topic_by_unique_id_and_resumes_after_its_commit() {
-    use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
     let kafka = kafka_config("rekey");
     create_topics(&kafka).await;
-    let raw = format!("{}-raw", kafka.input_topic);
-    let admin: AdminClient<rdkafka::client::DefaultClientContext> = ClientConfig::new()
-        .set("bootstrap.servers", &kafka.brokers)
-        .create()
-        .expect("admin");
-    let created = admin
-        .create_topics(
-            &[NewTopic::new(&raw, 2, TopicReplication::Fixed(1))],
-            &AdminOptions::new(),
-        )
-        .await
-        .expect("create raw topic");
-    assert!(created.iter().all(|r| r.is_ok()), "{created:?}");
+    let raw = create_source_topic(&kafka, "raw").await;
 
     // Keyed by reference, as a core-banking outbox might key them, plus one naming no user.
     let txs = transactions("rekey", 4, 3);
@@ -1072,23 +1059,7 @@ async fn repartition_rekeys_a_topic_by_unique_id_and_resumes_after_its_commit() 
         dir.path().join("vigil.db").display()
     );
     let config = write_config(dir.path(), &database_url, &kafka);
-    let (config, raw) = (config.clone(), raw.clone());
-    let run = move || {
-        let output = Command::new(env!("CARGO_BIN_EXE_vigil"))
-            .arg("--config")
-            .arg(&config)
-            .args(["kafka", "repartition", "--from", &raw, "--exit-at-end"])
-            .env_remove("VIGIL_KAFKA_BROKERS")
-            .output()
-            .expect("run vigil kafka repartition");
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8_lossy(&output.stdout).into_owned()
-    };
-    let first = tokio::task::spawn_blocking(run.clone()).await.expect("run");
+    let first = forward_to_end(&config, "repartition", &raw).await;
     assert!(
         first.contains("forwarded 14 messages") && first.contains("1 without a uniqueId"),
         "{first}"
@@ -1119,7 +1090,7 @@ async fn repartition_rekeys_a_topic_by_unique_id_and_resumes_after_its_commit() 
         );
     }
     // A second run starts after the first one's commit: nothing is forwarded twice.
-    let second = tokio::task::spawn_blocking(run).await.expect("run");
+    let second = forward_to_end(&config, "repartition", &raw).await;
     assert!(second.contains("forwarded 0 messages"), "{second}");
     assert_eq!(read(&kafka, &kafka.input_topic).await.len(), 14);
 }
@@ -1173,17 +1144,18 @@ async fn produce_payments(config: &KafkaConfig, topic: &str, txs: &[(String, Val
     produce(&to_topic, &messages).await;
 }
 
-/// Runs `vigil kafka detect --from TOPIC --exit-at-end` and returns what it printed.
-async fn detect_to_end(config: &Path, topic: &str) -> String {
-    let (config, topic) = (config.to_owned(), topic.to_owned());
+/// Runs `vigil kafka COMMAND --from TOPIC --exit-at-end` (repartition, detect) and returns what
+/// it printed.
+async fn forward_to_end(config: &Path, command: &str, topic: &str) -> String {
+    let (config, command, topic) = (config.to_owned(), command.to_owned(), topic.to_owned());
     tokio::task::spawn_blocking(move || {
         let output = Command::new(env!("CARGO_BIN_EXE_vigil"))
             .arg("--config")
             .arg(&config)
-            .args(["kafka", "detect", "--from", &topic, "--exit-at-end"])
+            .args(["kafka", &command, "--from", &topic, "--exit-at-end"])
             .env_remove("VIGIL_KAFKA_BROKERS")
             .output()
-            .expect("run vigil kafka detect");
+            .expect("run vigil kafka");
         assert!(
             output.status.success(),
             "{}",
@@ -1192,26 +1164,26 @@ async fn detect_to_end(config: &Path, topic: &str) -> String {
         String::from_utf8_lossy(&output.stdout).into_owned()
     })
     .await
-    .expect("detect")
+    .expect("forward")
 }
 
-/// A payments topic of 2 partitions next to a test's topics.
-async fn create_payments_topic(kafka: &KafkaConfig) -> String {
+/// A source topic of 2 partitions, `<input topic>-<suffix>`, next to a test's topics.
+async fn create_source_topic(kafka: &KafkaConfig, suffix: &str) -> String {
     use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
-    let payments = format!("{}-payments", kafka.input_topic);
+    let topic = format!("{}-{suffix}", kafka.input_topic);
     let admin: AdminClient<rdkafka::client::DefaultClientContext> = ClientConfig::new()
         .set("bootstrap.servers", &kafka.brokers)
         .create()
         .expect("admin");
     let created = admin
         .create_topics(
-            &[NewTopic::new(&payments, 2, TopicReplication::Fixed(1))],
+            &[NewTopic::new(&topic, 2, TopicReplication::Fixed(1))],
             &AdminOptions::new(),
         )
         .await
-        .expect("create payments topic");
+        .expect("create source topic");
     assert!(created.iter().all(|r| r.is_ok()), "{created:?}");
-    payments
+    topic
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1232,10 +1204,10 @@ async fn the_detection_stage_gives_streamed_payments_account_facts_that_a_restar
             config,
             ..
         } = single("graph-one").await;
-        let payments = create_payments_topic(&kafka).await;
+        let payments = create_source_topic(&kafka, "payments").await;
         produce_payments(&kafka, &payments, &first).await;
         produce_payments(&kafka, &payments, &second).await;
-        let printed = detect_to_end(&config, &payments).await;
+        let printed = forward_to_end(&config, "detect", &payments).await;
         assert!(
             printed.contains(&format!("forwarded {total} messages"))
                 && printed.contains(&format!("({total} with account facts")),
@@ -1288,7 +1260,7 @@ async fn the_detection_stage_gives_streamed_payments_account_facts_that_a_restar
     ensure_tenant(&database.url).await;
     let kafka = kafka_config("graph-two");
     create_topics(&kafka).await;
-    let payments = create_payments_topic(&kafka).await;
+    let payments = create_source_topic(&kafka, "payments").await;
     let dir = tempfile::tempdir().expect("tempdir");
     let (dir_a, dir_b) = (dir.path().join("a"), dir.path().join("b"));
     std::fs::create_dir_all(&dir_a).expect("dir");
@@ -1312,13 +1284,13 @@ async fn the_detection_stage_gives_streamed_payments_account_facts_that_a_restar
     .await;
 
     produce_payments(&kafka, &payments, &first).await;
-    let printed = detect_to_end(&config_a, &payments).await;
+    let printed = forward_to_end(&config_a, "detect", &payments).await;
     assert!(
         printed.contains(&format!("forwarded {} messages", first.len())),
         "{printed}"
     );
     produce_payments(&kafka, &payments, &second).await;
-    let printed = detect_to_end(&config_b, &payments).await;
+    let printed = forward_to_end(&config_b, "detect", &payments).await;
     assert!(
         printed.contains(&format!(
             "forwarded {} messages to {} ({} with account facts; {} source messages read again",

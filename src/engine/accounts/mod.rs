@@ -641,17 +641,15 @@ impl AccountGraph {
                 fan(&mut node.one_off_senders(from, until).map(|p| p.first_in));
             (party.fan_out, party.fan_out_days) =
                 fan(&mut node.new_receivers(from, until).map(|p| p.first_out));
-            let (mut money_in, mut money_out) = (0.0f64, 0.0f64);
-            for e in node.in_edges.iter().take_while(|e| e.ts <= t) {
-                if t - e.ts < 7 * DAY {
-                    money_in += f64::from(e.amount);
-                }
-            }
-            for e in node.out_edges.iter().take_while(|e| e.ts <= t) {
-                if t - e.ts < 7 * DAY {
-                    money_out += f64::from(e.amount);
-                }
-            }
+            // Money in and out over the 7 days up to t (later-dated payments excluded).
+            let week = |edges: &VecDeque<Edge>| -> f64 {
+                edges
+                    .iter()
+                    .take_while(|e| e.ts <= t)
+                    .filter(|e| t - e.ts < 7 * DAY)
+                    .fold(0.0, |sum, e| sum + f64::from(e.amount))
+            };
+            let (money_in, money_out) = (week(&node.in_edges), week(&node.out_edges));
             if money_in > 0.0 {
                 party.pass_through_7d = money_out / money_in;
             }

@@ -153,14 +153,13 @@ pub(crate) fn forward(
             };
             // The stage keys by the validated user id (the consumer's key check compares with
             // it); otherwise by the id as the payload names it.
-            let user = match &observed {
-                Some(observed) => Some(observed.user.clone()),
-                None => user_of(payload),
+            let (user, facts) = match observed {
+                Some(observed) => (Some(observed.user), Some(observed.facts)),
+                None => (user_of(payload), None),
             };
             if user.is_none() {
                 report.without_user += 1;
             }
-            let facts = observed.map(|o| o.facts);
             let mut headers = OwnedHeaders::new();
             if let Some(found) = message.headers() {
                 for header in found.iter() {
