@@ -491,44 +491,46 @@ impl AccountGraph {
                 }
             }
         }
-        // Distinct counterparties from the counterparty memory (newest payment each way), unless
-        // a payment dated after t was seen (then from the payments themselves).
-        let later = node.peers.iter().any(|p| p.last_in > t || p.last_out > t);
-        if !later {
-            for peer in &node.peers {
-                for (w, span) in SPANS.iter().enumerate() {
-                    if peer.last_in > 0 && t - peer.last_in < *span {
-                        facts.distinct_senders[w] += 1;
-                    }
-                    if peer.last_out > 0 && t - peer.last_out < *span {
-                        facts.distinct_receivers[w] += 1;
-                    }
-                }
-            }
-            return facts;
-        }
-        for (edges, cps) in [
-            (&node.in_edges, &mut facts.distinct_senders),
-            (&node.out_edges, &mut facts.distinct_receivers),
+        // Distinct counterparties by their newest payment each way dated at or before t: from
+        // the counterparty memory, except for counterparties that also have a payment dated
+        // after t (out of order), whose newest earlier payment is looked up among the kept
+        // payments, newest first.
+        let last_in: fn(&Peer) -> u32 = |p| p.last_in;
+        let last_out: fn(&Peer) -> u32 = |p| p.last_out;
+        for (edges, cps, last_of) in [
+            (&node.in_edges, &mut facts.distinct_senders, last_in),
+            (&node.out_edges, &mut facts.distinct_receivers, last_out),
         ] {
-            distinct.clear();
-            distinct.extend(
-                edges
-                    .iter()
-                    .take_while(|e| e.ts <= t)
-                    .map(|e| (e.cp, t - e.ts)),
-            );
-            // Youngest payment per counterparty decides which windows it counts in.
-            distinct.sort_unstable();
-            let mut last = None;
-            for &(cp, age) in distinct.iter() {
-                if last == Some(cp) {
-                    continue;
-                }
-                last = Some(cp);
+            let mut count = |age: u32| {
                 for (w, span) in SPANS.iter().enumerate() {
                     if age < *span {
                         cps[w] += 1;
+                    }
+                }
+            };
+            // Counterparties still to look up, sorted by cp as the memory is: (cp, found).
+            distinct.clear();
+            for peer in &node.peers {
+                match last_of(peer) {
+                    0 => {}
+                    last if last <= t => count(t - last),
+                    _ => distinct.push((peer.cp, 0)),
+                }
+            }
+            let mut open = distinct.len();
+            if open == 0 {
+                continue;
+            }
+            let before = edges.partition_point(|e| e.ts <= t);
+            for edge in edges.range(..before).rev() {
+                if let Ok(i) = distinct.binary_search_by_key(&edge.cp, |d| d.0) {
+                    if distinct[i].1 == 0 {
+                        distinct[i].1 = 1;
+                        count(t - edge.ts);
+                        open -= 1;
+                        if open == 0 {
+                            break;
+                        }
                     }
                 }
             }
@@ -655,7 +657,7 @@ impl AccountGraph {
             }
         }
         if facts.receiver.fan_in >= EVIDENCE_FLOOR {
-            let members: FxHashSet<u64> = r.one_off_senders(from, until).map(|p| p.cp).collect();
+            let members: Vec<u64> = r.one_off_senders(from, until).map(|p| p.cp).collect();
             facts.evidence.push(self.fan_evidence(
                 Detector::FanIn,
                 kr,
@@ -667,7 +669,7 @@ impl AccountGraph {
             ));
         }
         if facts.sender.fan_out >= EVIDENCE_FLOOR {
-            let members: FxHashSet<u64> = s.new_receivers(from, until).map(|p| p.cp).collect();
+            let members: Vec<u64> = s.new_receivers(from, until).map(|p| p.cp).collect();
             facts.evidence.push(self.fan_evidence(
                 Detector::FanOut,
                 ks,
@@ -679,8 +681,8 @@ impl AccountGraph {
             ));
         }
         if facts.sender.fan_in >= EVIDENCE_FLOOR && facts.sender.fan_out >= EVIDENCE_FLOOR {
-            let ins: FxHashSet<u64> = s.one_off_senders(from, until).map(|p| p.cp).collect();
-            let outs: FxHashSet<u64> = s.new_receivers(from, until).map(|p| p.cp).collect();
+            let ins: Vec<u64> = s.one_off_senders(from, until).map(|p| p.cp).collect();
+            let outs: Vec<u64> = s.new_receivers(from, until).map(|p| p.cp).collect();
             let mut evidence =
                 self.fan_evidence(Detector::GatherScatter, ks, s, &ins, true, from, until);
             let outgoing =
@@ -699,11 +701,13 @@ impl AccountGraph {
                 .in_edges
                 .iter()
                 .filter(recent)
+                .take(EVIDENCE_LEGS) // in time order: evidence() keeps the earliest of both sides
                 .map(|e| self.leg(e, (e.cp, ks)))
                 .chain(
                     s.out_edges
                         .iter()
                         .filter(recent)
+                        .take(EVIDENCE_LEGS)
                         .map(|e| self.leg(e, (ks, e.cp))),
                 )
                 .collect();
@@ -767,7 +771,8 @@ impl AccountGraph {
         detector: Detector,
         key: u64,
         node: &Node,
-        members: &FxHashSet<u64>,
+        // Sorted (as the counterparty memory they come from is).
+        members: &[u64],
         incoming: bool,
         from: u32,
         until: u32,
@@ -779,12 +784,11 @@ impl AccountGraph {
         };
         let legs = edges
             .iter()
-            .filter(|e| e.ts > from && e.ts <= until && members.contains(&e.cp))
+            .filter(|e| e.ts > from && e.ts <= until && members.binary_search(&e.cp).is_ok())
+            .take(EVIDENCE_LEGS) // edges are in time order: the earliest, as evidence() keeps
             .map(|e| self.leg(e, if incoming { (e.cp, key) } else { (key, e.cp) }))
             .collect();
-        let mut accounts: Vec<u64> = members.iter().copied().collect();
-        accounts.sort_unstable();
-        self.evidence(detector, key, accounts, legs)
+        self.evidence(detector, key, members.to_vec(), legs)
     }
 
     /// Scatter-gather at the receiver: of the accounts that paid it once (first time, within
@@ -846,12 +850,15 @@ impl AccountGraph {
         until: u32,
         facts: &mut GraphFacts,
     ) {
-        let mine: FxHashSet<u64> = s
+        // A sorted list, not a hash set: built on every first-time payment, usually small.
+        let mut mine: Vec<u64> = s
             .out_edges
             .iter()
             .filter(|e| e.novel && e.ts > from && e.ts <= until && e.cp != kr && one_off(s, e.cp))
             .map(|e| e.cp)
             .collect();
+        mine.sort_unstable();
+        mine.dedup();
         if mine.is_empty() {
             facts.layered_senders = 1;
             facts.layered_receivers = 1;
@@ -877,7 +884,7 @@ impl AccountGraph {
                 if out.novel
                     && out.ts > from
                     && out.ts <= until
-                    && mine.contains(&out.cp)
+                    && mine.binary_search(&out.cp).is_ok()
                     && one_off(partner, out.cp)
                 {
                     shared = true;

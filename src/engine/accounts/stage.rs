@@ -2,7 +2,8 @@
 //!
 //! Every transaction passes it in arrival order: the stage observes the payment (both accounts'
 //! history, the detectors), attaches the [`GraphFacts`] to the job and forwards it to the shard
-//! of its user, where the rules decide. Batches (replay) are split per shard in order. A flush
+//! of its user, where the rules decide. Batches (replay), and the jobs that queued up while the
+//! stage was busy, are split per shard in order and handed on as one message per shard. A flush
 //! answers once everything sent before it has been forwarded, so a barrier on the shards that
 //! follows it also covers the stage.
 //!
@@ -37,20 +38,41 @@ pub struct StageContext {
     pub shards: Vec<mpsc::Sender<ShardMsg>>,
 }
 
+/// Jobs the stage takes from its queue at once before handing them on: under load, one
+/// hand-off (and one wake-up) per shard for whatever has queued, not one per job.
+const DRAIN_MAX: usize = 64;
+
 /// Runs the stage until every sender is dropped (then the shards' queues close behind it).
 pub fn run(context: StageContext, mut queue: mpsc::Receiver<StageMsg>) {
     let mut graph = AccountGraph::default();
     let count = context.shards.len();
     let mut batches: Vec<Vec<EvaluateJob>> = (0..count).map(|_| Vec::new()).collect();
-    while let Some(message) = queue.blocking_recv() {
+    // A message taken while draining that is not a job: handled next, in order.
+    let mut carried: Option<StageMsg> = None;
+    loop {
+        let message = match carried.take() {
+            Some(message) => message,
+            None => match queue.blocking_recv() {
+                Some(message) => message,
+                None => return,
+            },
+        };
         match message {
             StageMsg::Evaluate(mut job) => {
-                observe(&context, &mut graph, &mut job);
-                let shard = shard_of(job.tenant, &job.tx.user_id, count);
-                if context.shards[shard]
-                    .blocking_send(ShardMsg::Evaluate(job))
-                    .is_err()
-                {
+                for _ in 0..DRAIN_MAX {
+                    observe(&context, &mut graph, &mut job);
+                    let shard = shard_of(job.tenant, &job.tx.user_id, count);
+                    batches[shard].push(job);
+                    match queue.try_recv() {
+                        Ok(StageMsg::Evaluate(next)) => job = next,
+                        Ok(other) => {
+                            carried = Some(other);
+                            break;
+                        }
+                        Err(_) => break,
+                    }
+                }
+                if !hand_on(&context, &mut batches) {
                     return;
                 }
             }
@@ -60,17 +82,8 @@ pub fn run(context: StageContext, mut queue: mpsc::Receiver<StageMsg>) {
                     let shard = shard_of(job.tenant, &job.tx.user_id, count);
                     batches[shard].push(job);
                 }
-                for (shard, batch) in batches.iter_mut().enumerate() {
-                    if batch.is_empty() {
-                        continue;
-                    }
-                    let jobs = std::mem::take(batch);
-                    if context.shards[shard]
-                        .blocking_send(ShardMsg::EvaluateBatch(jobs))
-                        .is_err()
-                    {
-                        return;
-                    }
+                if !hand_on(&context, &mut batches) {
+                    return;
                 }
             }
             StageMsg::Restore { tenant, tx } => {
@@ -94,6 +107,24 @@ pub fn run(context: StageContext, mut queue: mpsc::Receiver<StageMsg>) {
             }
         }
     }
+}
+
+/// Sends each shard its jobs, in order (false: the shards are gone).
+fn hand_on(context: &StageContext, batches: &mut [Vec<EvaluateJob>]) -> bool {
+    for (shard, batch) in batches.iter_mut().enumerate() {
+        let message = match batch.len() {
+            0 => continue,
+            1 => match batch.pop() {
+                Some(job) => ShardMsg::Evaluate(job),
+                None => continue,
+            },
+            _ => ShardMsg::EvaluateBatch(std::mem::take(batch)),
+        };
+        if context.shards[shard].blocking_send(message).is_err() {
+            return false;
+        }
+    }
+    true
 }
 
 fn observe(context: &StageContext, graph: &mut AccountGraph, job: &mut EvaluateJob) {

@@ -238,7 +238,8 @@ fn memory_per_typical_account_stays_under_a_kibibyte() {
 }
 
 proptest! {
-    /// The 24 h and 7 d counts equal a brute-force count over the payments dated at or before t.
+    /// The 24 h and 7 d counts, and the distinct counterparties, equal a brute-force count over
+    /// the payments dated at or before t, whatever order the payments arrived in.
     #[test]
     fn counts_match_a_brute_force_count(
         payments in proptest::collection::vec((0i64..(10 * DAY_MS), 0usize..4, 0usize..4, 1u32..1000), 1..40),
@@ -263,6 +264,12 @@ proptest! {
             let into = kept.iter().filter(|(ts, _, r)| *r == 1 && inside(*ts)).count();
             prop_assert_eq!(facts.sender.out_count[w] as usize, out);
             prop_assert_eq!(facts.receiver.in_count[w] as usize, into);
+            let receivers: std::collections::BTreeSet<usize> =
+                kept.iter().filter(|(ts, f, _)| *f == 0 && inside(*ts)).map(|(_, _, r)| *r).collect();
+            let senders: std::collections::BTreeSet<usize> =
+                kept.iter().filter(|(ts, _, r)| *r == 1 && inside(*ts)).map(|(_, f, _)| *f).collect();
+            prop_assert_eq!(facts.sender.distinct_receivers[w] as usize, receivers.len());
+            prop_assert_eq!(facts.receiver.distinct_senders[w] as usize, senders.len());
         }
     }
 }
