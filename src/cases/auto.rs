@@ -4,7 +4,8 @@
 //! Called by the store writer inside the database transaction that stores the decisions, so a
 //! decision is never answered before its case exists, and a failed batch (retried by the writer)
 //! leaves no half-made case. Alerts are only made for decisions stored for the first time, so a
-//! resubmitted reference never alerts twice; `case_alerts` is also unique per transaction.
+//! resubmitted reference never alerts twice; `case_alerts` is also unique per (case, transaction):
+//! a transaction with findings of two typologies is an alert of both cases.
 
 use serde_json::{json, Value};
 
@@ -524,7 +525,7 @@ async fn link(
     let done = sqlx::query(
         "INSERT INTO case_alerts (business_id, case_id, transaction_id, reference, action, \
          risk_score, rules, created_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
-         ON CONFLICT (business_id, transaction_id) DO NOTHING",
+         ON CONFLICT (business_id, case_id, transaction_id) DO NOTHING",
     )
     .bind(alert.business_id)
     .bind(case_id)

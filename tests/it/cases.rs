@@ -16,6 +16,7 @@ on_both_backends!(
     analysts_work_a_case_through_every_status_and_invalid_moves_are_refused,
     manual_cases_are_created_listed_filtered_and_paged,
     a_finding_that_shares_an_account_with_an_open_case_of_its_typology_joins_it,
+    a_payment_with_findings_of_two_typologies_is_an_alert_of_both_cases,
 );
 
 fn log_messages(case: &Value) -> Vec<String> {
@@ -704,6 +705,60 @@ async fn a_typology_finding_opens_one_case_per_account_and_typology_with_its_evi
         .collect();
     records.sort();
     assert_eq!(records, ["MULE · fan_in", "MULE · fan_out"]);
+}
+
+/// A payment that adds to a fan-in at its receiver and a fan-out at its sender contributes to
+/// both open cases: each logs it as an alert added.
+async fn a_payment_with_findings_of_two_typologies_is_an_alert_of_both_cases(backend: Backend) {
+    let h = fan_in_harness(backend).await;
+    let key = h.key("acme", false).await;
+    // HUB is paid by A, B and C (a fan-in case); S pays R0, R1 and R2 (a fan-out case); then S
+    // pays HUB: HUB's fourth one-off sender and S's fourth new receiver.
+    let payments = [
+        ("a-hub", "A", "HUB", "01"),
+        ("b-hub", "B", "HUB", "02"),
+        ("c-hub", "C", "HUB", "03"),
+        ("s-r0", "S", "R0", "04"),
+        ("s-r1", "S", "R1", "05"),
+        ("s-r2", "S", "R2", "06"),
+        ("s-hub", "S", "HUB", "07"),
+    ];
+    let mut last = Value::Null;
+    for (reference, from, to, day) in payments {
+        let (status, decision) = h
+            .instant(
+                &key,
+                &payment(reference, from, to, &format!("2026-03-{day}T10:00:00Z")),
+            )
+            .await;
+        assert_eq!(status, 200, "{decision}");
+        last = decision;
+    }
+    let mut detectors: Vec<&str> = last["data"]["rules"]
+        .as_array()
+        .expect("rules")
+        .iter()
+        .filter_map(|r| r["detector"].as_str())
+        .collect();
+    detectors.sort();
+    assert_eq!(detectors, ["fan_in", "fan_out"], "{last}");
+
+    let cases = h.cases(&key, "").await;
+    let mut names: Vec<&str> = cases
+        .iter()
+        .filter_map(|c| c["record"]["name"].as_str())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["HUB · fan_in", "S · fan_out"], "{cases:?}");
+    for case in &cases {
+        let log = log_messages(case);
+        assert!(
+            log.iter()
+                .any(|m| m.starts_with("Alert added: transaction s-hub")),
+            "{}: {log:?}",
+            case["record"]["name"]
+        );
+    }
 }
 
 /// One network, one case: a finding that names an account of an open case of its typology joins

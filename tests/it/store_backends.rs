@@ -12,6 +12,7 @@ on_both_backends!(
     records_are_never_deleted_and_the_audit_trail_is_append_only,
     a_write_transaction_that_reads_first_is_not_refused_when_another_connection_commits_meanwhile,
     keys_stored_whole_by_an_earlier_version_keep_working_and_their_records_show_only_the_id,
+    case_alerts_of_an_earlier_version_are_kept_and_a_transaction_can_be_an_alert_of_two_cases,
 );
 
 async fn connect(
@@ -445,5 +446,112 @@ async fn keys_stored_whole_by_an_earlier_version_keep_working_and_their_records_
             .expect("read")
             .expect("still stored")
             .revoked
+    );
+}
+
+/// A database as an earlier version left it (migrations 0001-0007), where an alert was unique
+/// per transaction. Opening it with this version keeps its alerts, links one transaction to a
+/// second case (a finding of another typology), still refuses the same link twice and still
+/// refuses deletes.
+async fn case_alerts_of_an_earlier_version_are_kept_and_a_transaction_can_be_an_alert_of_two_cases(
+    backend: Backend,
+) {
+    use sqlx::Row;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (url, _pg) = database_for(backend, dir.path()).await;
+    std::fs::create_dir_all(dir.path().join("data")).expect("data dir");
+    let earlier = dir.path().join("migrations");
+    std::fs::create_dir_all(&earlier).expect("dir");
+    let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(match backend {
+        Backend::Sqlite => "src/store/migrations/sqlite",
+        Backend::Postgres => "src/store/migrations/postgres",
+    });
+    for entry in std::fs::read_dir(&source).expect("migrations") {
+        let path = entry.expect("entry").path();
+        let name = path
+            .file_name()
+            .expect("name")
+            .to_string_lossy()
+            .into_owned();
+        if name.as_str() < "0008" {
+            std::fs::copy(&path, earlier.join(&name)).expect("copy");
+        }
+    }
+    sqlx::any::install_default_drivers();
+    let pool = sqlx::any::AnyPoolOptions::new()
+        .max_connections(1)
+        .connect(&url)
+        .await
+        .expect("connect");
+    sqlx::migrate::Migrator::new(earlier.as_path())
+        .await
+        .expect("earlier migrations")
+        .run(&pool)
+        .await
+        .expect("migrated to 0007");
+    sqlx::query("INSERT INTO businesses (name, processing_mode, created_at_ms) VALUES ('acme', 'realtime', 0)")
+        .execute(&pool)
+        .await
+        .expect("business");
+    let case = |id: &'static str, name: &'static str| {
+        sqlx::query(
+            "INSERT INTO cases (id, business_id, module, record_id, record_type, record_name, \
+             subject_id, title, description, priority, status, created_at_ms, updated_at_ms) \
+             VALUES ($1, (SELECT id FROM businesses WHERE name = 'acme'), 'transaction-monitoring', \
+             'HUB', 'account', $2, $2, 't', 'd', 'high', 'open', 0, 0)",
+        )
+        .bind(id)
+        .bind(name)
+    };
+    let alert = |case_id: &'static str| {
+        sqlx::query(
+            "INSERT INTO case_alerts (business_id, case_id, transaction_id, reference, action, \
+             risk_score, rules, created_at_ms) VALUES ((SELECT id FROM businesses WHERE name = \
+             'acme'), $1, 'tx-1', 'ref-1', 'review', '0.6', '[]', 0)",
+        )
+        .bind(case_id)
+    };
+    case("C-1", "HUB · fan_in")
+        .execute(&pool)
+        .await
+        .expect("case");
+    alert("C-1").execute(&pool).await.expect("alert");
+    pool.close().await;
+
+    let store = Store::connect(&url, 2).await.expect("opens and migrates");
+    let kept: Vec<(String, i64)> = sqlx::query("SELECT case_id, seq FROM case_alerts ORDER BY seq")
+        .fetch_all(store.pool())
+        .await
+        .expect("alerts")
+        .iter()
+        .map(|row| (row.get(0), row.get(1)))
+        .collect();
+    assert_eq!(kept, [("C-1".to_owned(), 1)], "the earlier alert is kept");
+    case("C-2", "HUB · gather_scatter")
+        .execute(store.pool())
+        .await
+        .expect("second case");
+    alert("C-2")
+        .execute(store.pool())
+        .await
+        .expect("the same transaction is an alert of a second case");
+    assert!(
+        alert("C-2").execute(store.pool()).await.is_err(),
+        "but not twice of the same case"
+    );
+    let seqs: Vec<i64> = sqlx::query("SELECT seq FROM case_alerts ORDER BY seq")
+        .fetch_all(store.pool())
+        .await
+        .expect("alerts")
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    assert_eq!(seqs, [1, 2], "numbering goes on after the kept rows");
+    assert!(
+        sqlx::query("DELETE FROM case_alerts")
+            .execute(store.pool())
+            .await
+            .is_err(),
+        "alerts are still never deleted"
     );
 }

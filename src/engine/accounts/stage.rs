@@ -58,18 +58,21 @@ pub fn run(context: StageContext, mut queue: mpsc::Receiver<StageMsg>) {
             },
         };
         match message {
-            StageMsg::Evaluate(mut job) => {
-                for _ in 0..DRAIN_MAX {
+            StageMsg::Evaluate(job) => {
+                let mut next = Some(job);
+                let mut taken = 0;
+                while let Some(mut job) = next.take() {
                     observe(&context, &mut graph, &mut job);
                     let shard = shard_of(job.tenant, &job.tx.user_id, count);
                     batches[shard].push(job);
+                    taken += 1;
+                    if taken == DRAIN_MAX {
+                        break;
+                    }
                     match queue.try_recv() {
-                        Ok(StageMsg::Evaluate(next)) => job = next,
-                        Ok(other) => {
-                            carried = Some(other);
-                            break;
-                        }
-                        Err(_) => break,
+                        Ok(StageMsg::Evaluate(more)) => next = Some(more),
+                        Ok(other) => carried = Some(other),
+                        Err(_) => {}
                     }
                 }
                 if !hand_on(&context, &mut batches) {

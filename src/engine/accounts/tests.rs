@@ -273,3 +273,60 @@ proptest! {
         }
     }
 }
+
+/// The stage takes up to a drain's worth of queued jobs at once: every job sent while it is busy,
+/// more than one drain's worth, is decided and answered (none is dropped between drains).
+#[test]
+fn every_job_queued_behind_the_stage_is_answered() {
+    use crate::engine::router::{Engine, EngineOptions};
+    use crate::engine::{DirectSink, EvaluateJob, Intake, Snapshot};
+    let rules = crate::engine::rules::RuleSet::load(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("rules")
+            .as_path(),
+        crate::engine::rules::SandboxLimits::default(),
+    )
+    .expect("the default pack");
+    let snapshot = Snapshot::new(Arc::new(rules), Arc::new(crate::screening::NoScreening));
+    let engine = Engine::start(
+        EngineOptions {
+            shards: 2,
+            queue_capacity: 4_096,
+            limits: crate::engine::state::StateLimits::default(),
+        },
+        Arc::new(arc_swap::ArcSwap::from_pointee(snapshot)),
+        Arc::new(DirectSink),
+        &crate::metrics::Metrics::new(),
+    )
+    .expect("engine");
+    let jobs = 1_000;
+    let mut replies = Vec::with_capacity(jobs);
+    for i in 0..jobs {
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let tx = payment(
+            &format!("q{i}"),
+            T0_MS + i as i64 * 1_000,
+            &format!("S{}", i % 37),
+            &format!("R{}", i % 101),
+            10.0,
+        );
+        engine
+            .submit_blocking(EvaluateJob {
+                tenant: 1,
+                tx: Box::new(tx),
+                raw: bytes::Bytes::new(),
+                intake: Intake::Instant,
+                reply: Some(reply),
+                graph: None,
+            })
+            .expect("queued");
+        replies.push(answer);
+    }
+    let answered = replies
+        .into_iter()
+        .map(|answer| answer.blocking_recv())
+        .filter(|answer| matches!(answer, Ok(Ok(_))))
+        .count();
+    engine.shutdown();
+    assert_eq!(answered, jobs);
+}
