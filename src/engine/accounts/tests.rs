@@ -274,12 +274,14 @@ proptest! {
     }
 }
 
-/// The stage takes up to a drain's worth of queued jobs at once: every job sent while it is busy,
-/// more than one drain's worth, is decided and answered (none is dropped between drains).
+/// The stage takes up to a drain's worth of queued jobs at once: with more than several drains'
+/// worth already queued (and a flush behind them), every job reaches a shard, in order, before
+/// the flush is answered.
 #[test]
-fn every_job_queued_behind_the_stage_is_answered() {
-    use crate::engine::router::{Engine, EngineOptions};
-    use crate::engine::{DirectSink, EvaluateJob, Intake, Snapshot};
+fn every_job_queued_behind_the_stage_reaches_its_shard_in_order() {
+    use crate::engine::shard::ShardMsg;
+    use crate::engine::{EvaluateJob, Intake, Snapshot};
+    use stage::{StageContext, StageMsg};
     let rules = crate::engine::rules::RuleSet::load(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("rules")
@@ -288,21 +290,9 @@ fn every_job_queued_behind_the_stage_is_answered() {
     )
     .expect("the default pack");
     let snapshot = Snapshot::new(Arc::new(rules), Arc::new(crate::screening::NoScreening));
-    let engine = Engine::start(
-        EngineOptions {
-            shards: 2,
-            queue_capacity: 4_096,
-            limits: crate::engine::state::StateLimits::default(),
-        },
-        Arc::new(arc_swap::ArcSwap::from_pointee(snapshot)),
-        Arc::new(DirectSink),
-        &crate::metrics::Metrics::new(),
-    )
-    .expect("engine");
     let jobs = 1_000;
-    let mut replies = Vec::with_capacity(jobs);
+    let (queue, receiver) = tokio::sync::mpsc::channel(jobs + 1);
     for i in 0..jobs {
-        let (reply, answer) = tokio::sync::oneshot::channel();
         let tx = payment(
             &format!("q{i}"),
             T0_MS + i as i64 * 1_000,
@@ -310,23 +300,49 @@ fn every_job_queued_behind_the_stage_is_answered() {
             &format!("R{}", i % 101),
             10.0,
         );
-        engine
-            .submit_blocking(EvaluateJob {
-                tenant: 1,
-                tx: Box::new(tx),
-                raw: bytes::Bytes::new(),
-                intake: Intake::Instant,
-                reply: Some(reply),
-                graph: None,
-            })
-            .expect("queued");
-        replies.push(answer);
+        let job = EvaluateJob {
+            tenant: 1,
+            tx: Box::new(tx),
+            raw: bytes::Bytes::new(),
+            intake: Intake::Instant,
+            reply: None,
+            graph: None,
+        };
+        assert!(queue.try_send(StageMsg::Evaluate(job)).is_ok());
     }
-    let answered = replies
-        .into_iter()
-        .map(|answer| answer.blocking_recv())
-        .filter(|answer| matches!(answer, Ok(Ok(_))))
-        .count();
-    engine.shutdown();
-    assert_eq!(answered, jobs);
+    let (flushed, flush) = tokio::sync::oneshot::channel();
+    assert!(queue.try_send(StageMsg::Flush(flushed)).is_ok());
+    drop(queue);
+    let (shard_queues, mut shards): (Vec<_>, Vec<_>) = (0..2)
+        .map(|_| tokio::sync::mpsc::channel::<ShardMsg>(jobs))
+        .unzip();
+    // Everything is queued before the stage starts: it drains from its first message on.
+    stage::run(
+        StageContext {
+            snapshot: Arc::new(arc_swap::ArcSwap::from_pointee(snapshot)),
+            shards: shard_queues,
+        },
+        receiver,
+    );
+    assert!(flush.blocking_recv().is_ok(), "the flush was answered");
+    let mut references = Vec::new();
+    for shard in &mut shards {
+        let mut last = None;
+        while let Ok(message) = shard.try_recv() {
+            let batch = match message {
+                ShardMsg::Evaluate(job) => vec![job],
+                ShardMsg::EvaluateBatch(jobs) => jobs,
+                _ => Vec::new(),
+            };
+            for job in batch {
+                assert!(job.graph.is_some(), "observed by the stage");
+                let seq: usize = job.tx.reference[1..].parse().expect("q<seq>");
+                assert!(last < Some(seq), "in order within a shard");
+                last = Some(seq);
+                references.push(seq);
+            }
+        }
+    }
+    references.sort_unstable();
+    assert_eq!(references, (0..jobs).collect::<Vec<_>>(), "every job, once");
 }
