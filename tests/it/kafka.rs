@@ -82,6 +82,16 @@ fn free_port() -> u16 {
         .expect("a free port")
 }
 
+/// The configurations of two instances sharing a database and topics, each in its own folder.
+fn two_configs(dir: &Path, database_url: &str, kafka: &KafkaConfig) -> (PathBuf, PathBuf) {
+    let config = |name: &str| {
+        let folder = dir.join(name);
+        std::fs::create_dir_all(&folder).expect("dir");
+        write_config(&folder, database_url, kafka)
+    };
+    (config("a"), config("b"))
+}
+
 fn write_config(dir: &Path, database_url: &str, kafka: &KafkaConfig) -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut config =
@@ -150,6 +160,25 @@ impl Instance {
             );
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
+    }
+
+    /// Starts a second member of `first`'s group and waits until the two share the partitions.
+    async fn join(first: &mut Instance, first_config: &Path, config: &Path) -> Instance {
+        let mut second = Instance::start(config);
+        second
+            .wait_assigned(None, &config.with_extension("log"))
+            .await;
+        let taken = second
+            .metric("vigil_kafka_assigned_partitions")
+            .await
+            .unwrap_or(0.0);
+        first
+            .wait_assigned(
+                Some(f64::from(PARTITIONS) - taken),
+                &first_config.with_extension("log"),
+            )
+            .await;
+        second
     }
 
     /// Waits until the instance holds every partition (it is alone in its group).
@@ -749,12 +778,7 @@ async fn a_second_instance_takes_over_partitions_and_decisions_match_a_single_in
     let kafka = kafka_config("pair");
     create_topics(&kafka).await;
     let dir = tempfile::tempdir().expect("tempdir");
-    let dir_a = dir.path().join("a");
-    let dir_b = dir.path().join("b");
-    std::fs::create_dir_all(&dir_a).expect("dir");
-    std::fs::create_dir_all(&dir_b).expect("dir");
-    let config_a = write_config(&dir_a, &database.url, &kafka);
-    let config_b = write_config(&dir_b, &database.url, &kafka);
+    let (config_a, config_b) = two_configs(dir.path(), &database.url, &kafka);
 
     let mut a = Instance::start(&config_a);
     a.wait_assigned(Some(PARTITIONS as f64), &config_a.with_extension("log"))
@@ -769,18 +793,7 @@ async fn a_second_instance_takes_over_partitions_and_decisions_match_a_single_in
     )
     .await;
 
-    let mut b = Instance::start(&config_b);
-    b.wait_assigned(None, &config_b.with_extension("log")).await;
-    a.wait_assigned(
-        Some(
-            f64::from(PARTITIONS)
-                - b.metric("vigil_kafka_assigned_partitions")
-                    .await
-                    .unwrap_or(0.0),
-        ),
-        &config_a.with_extension("log"),
-    )
-    .await;
+    let b = Instance::join(&mut a, &config_a, &config_b).await;
     produce_transactions(&kafka, &txs[half..]).await;
     wait_for_records(
         &kafka,
@@ -1262,26 +1275,11 @@ async fn the_detection_stage_gives_streamed_payments_account_facts_that_a_restar
     create_topics(&kafka).await;
     let payments = create_source_topic(&kafka, "payments").await;
     let dir = tempfile::tempdir().expect("tempdir");
-    let (dir_a, dir_b) = (dir.path().join("a"), dir.path().join("b"));
-    std::fs::create_dir_all(&dir_a).expect("dir");
-    std::fs::create_dir_all(&dir_b).expect("dir");
-    let config_a = write_config(&dir_a, &database.url, &kafka);
-    let config_b = write_config(&dir_b, &database.url, &kafka);
+    let (config_a, config_b) = two_configs(dir.path(), &database.url, &kafka);
     let mut a = Instance::start(&config_a);
     a.wait_assigned(Some(PARTITIONS as f64), &config_a.with_extension("log"))
         .await;
-    let mut b = Instance::start(&config_b);
-    b.wait_assigned(None, &config_b.with_extension("log")).await;
-    a.wait_assigned(
-        Some(
-            f64::from(PARTITIONS)
-                - b.metric("vigil_kafka_assigned_partitions")
-                    .await
-                    .unwrap_or(0.0),
-        ),
-        &config_a.with_extension("log"),
-    )
-    .await;
+    let b = Instance::join(&mut a, &config_a, &config_b).await;
 
     produce_payments(&kafka, &payments, &first).await;
     let printed = forward_to_end(&config_a, "detect", &payments).await;

@@ -299,37 +299,7 @@ async fn keys_stored_whole_by_an_earlier_version_keep_working_and_their_records_
 ) {
     use sqlx::Row;
     let dir = tempfile::tempdir().expect("tempdir");
-    let (url, _pg) = database_for(backend, dir.path()).await;
-    std::fs::create_dir_all(dir.path().join("data")).expect("data dir");
-    let earlier = dir.path().join("migrations");
-    std::fs::create_dir_all(&earlier).expect("dir");
-    let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(match backend {
-        Backend::Sqlite => "src/store/migrations/sqlite",
-        Backend::Postgres => "src/store/migrations/postgres",
-    });
-    for entry in std::fs::read_dir(&source).expect("migrations") {
-        let path = entry.expect("entry").path();
-        let name = path
-            .file_name()
-            .expect("name")
-            .to_string_lossy()
-            .into_owned();
-        if name.as_str() < "0006" {
-            std::fs::copy(&path, earlier.join(&name)).expect("copy");
-        }
-    }
-    sqlx::any::install_default_drivers();
-    let pool = sqlx::any::AnyPoolOptions::new()
-        .max_connections(1)
-        .connect(&url)
-        .await
-        .expect("connect");
-    sqlx::migrate::Migrator::new(earlier.as_path())
-        .await
-        .expect("earlier migrations")
-        .run(&pool)
-        .await
-        .expect("migrated to 0005");
+    let (url, _pg, pool) = migrated_before(backend, dir.path(), "0006").await;
     let whole = "vk_0123456789abcdef0123456789abcdef";
     let secret = "vs_secret";
     sqlx::query("INSERT INTO businesses (name, processing_mode, created_at_ms) VALUES ('acme', 'realtime', 0)")
@@ -458,37 +428,7 @@ async fn case_alerts_of_an_earlier_version_are_kept_and_a_transaction_can_be_an_
 ) {
     use sqlx::Row;
     let dir = tempfile::tempdir().expect("tempdir");
-    let (url, _pg) = database_for(backend, dir.path()).await;
-    std::fs::create_dir_all(dir.path().join("data")).expect("data dir");
-    let earlier = dir.path().join("migrations");
-    std::fs::create_dir_all(&earlier).expect("dir");
-    let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(match backend {
-        Backend::Sqlite => "src/store/migrations/sqlite",
-        Backend::Postgres => "src/store/migrations/postgres",
-    });
-    for entry in std::fs::read_dir(&source).expect("migrations") {
-        let path = entry.expect("entry").path();
-        let name = path
-            .file_name()
-            .expect("name")
-            .to_string_lossy()
-            .into_owned();
-        if name.as_str() < "0008" {
-            std::fs::copy(&path, earlier.join(&name)).expect("copy");
-        }
-    }
-    sqlx::any::install_default_drivers();
-    let pool = sqlx::any::AnyPoolOptions::new()
-        .max_connections(1)
-        .connect(&url)
-        .await
-        .expect("connect");
-    sqlx::migrate::Migrator::new(earlier.as_path())
-        .await
-        .expect("earlier migrations")
-        .run(&pool)
-        .await
-        .expect("migrated to 0007");
+    let (url, _pg, pool) = migrated_before(backend, dir.path(), "0008").await;
     sqlx::query("INSERT INTO businesses (name, processing_mode, created_at_ms) VALUES ('acme', 'realtime', 0)")
         .execute(&pool)
         .await
@@ -554,4 +494,46 @@ async fn case_alerts_of_an_earlier_version_are_kept_and_a_transaction_can_be_an_
             .is_err(),
         "alerts are still never deleted"
     );
+}
+
+/// A database as an earlier version left it: every migration numbered before `first_missing`
+/// applied (the test then opens it with this version, which applies the rest). Returns its URL,
+/// the PostgreSQL database to keep alive, and a one-connection pool on it.
+async fn migrated_before(
+    backend: Backend,
+    dir: &std::path::Path,
+    first_missing: &str,
+) -> (String, Option<crate::common::TestDatabase>, sqlx::AnyPool) {
+    let (url, pg) = database_for(backend, dir).await;
+    std::fs::create_dir_all(dir.join("data")).expect("data dir");
+    let earlier = dir.join("migrations");
+    std::fs::create_dir_all(&earlier).expect("dir");
+    let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(match backend {
+        Backend::Sqlite => "src/store/migrations/sqlite",
+        Backend::Postgres => "src/store/migrations/postgres",
+    });
+    for entry in std::fs::read_dir(&source).expect("migrations") {
+        let path = entry.expect("entry").path();
+        let name = path
+            .file_name()
+            .expect("name")
+            .to_string_lossy()
+            .into_owned();
+        if name.as_str() < first_missing {
+            std::fs::copy(&path, earlier.join(&name)).expect("copy");
+        }
+    }
+    sqlx::any::install_default_drivers();
+    let pool = sqlx::any::AnyPoolOptions::new()
+        .max_connections(1)
+        .connect(&url)
+        .await
+        .expect("connect");
+    sqlx::migrate::Migrator::new(earlier.as_path())
+        .await
+        .expect("earlier migrations")
+        .run(&pool)
+        .await
+        .unwrap_or_else(|e| panic!("migrated up to {first_missing}: {e}"));
+    (url, pg, pool)
 }

@@ -61,10 +61,8 @@ pub fn run(context: StageContext, mut queue: mpsc::Receiver<StageMsg>) {
             StageMsg::Evaluate(job) => {
                 let mut next = Some(job);
                 let mut taken = 0;
-                while let Some(mut job) = next.take() {
-                    observe(&context, &mut graph, &mut job);
-                    let shard = shard_of(job.tenant, &job.tx.user_id, count);
-                    batches[shard].push(job);
+                while let Some(job) = next.take() {
+                    place(&context, &mut graph, &mut batches, job);
                     taken += 1;
                     if taken == DRAIN_MAX {
                         break;
@@ -80,10 +78,8 @@ pub fn run(context: StageContext, mut queue: mpsc::Receiver<StageMsg>) {
                 }
             }
             StageMsg::EvaluateBatch(jobs) => {
-                for mut job in jobs {
-                    observe(&context, &mut graph, &mut job);
-                    let shard = shard_of(job.tenant, &job.tx.user_id, count);
-                    batches[shard].push(job);
+                for job in jobs {
+                    place(&context, &mut graph, &mut batches, job);
                 }
                 if !hand_on(&context, &mut batches) {
                     return;
@@ -110,6 +106,18 @@ pub fn run(context: StageContext, mut queue: mpsc::Receiver<StageMsg>) {
             }
         }
     }
+}
+
+/// Observes the job and adds it to its shard's batch.
+fn place(
+    context: &StageContext,
+    graph: &mut AccountGraph,
+    batches: &mut [Vec<EvaluateJob>],
+    mut job: EvaluateJob,
+) {
+    observe(context, graph, &mut job);
+    let shard = shard_of(job.tenant, &job.tx.user_id, batches.len());
+    batches[shard].push(job);
 }
 
 /// Sends each shard its jobs, in order (false: the shards are gone).

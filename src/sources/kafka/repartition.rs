@@ -142,13 +142,13 @@ pub(crate) fn forward(
         if let Some(result) = consumer.poll(Duration::from_millis(100)) {
             let message = result?;
             let payload = message.payload().unwrap_or_default();
-            if let Some(detection) = detection.as_deref_mut() {
-                if consumer.context().rebalanced.swap(false, Ordering::SeqCst) {
-                    detection.rebalanced();
-                }
-            }
             let observed = match detection.as_deref_mut() {
-                Some(detection) => detection.facts(&message)?,
+                Some(detection) => {
+                    if consumer.context().rebalanced.swap(false, Ordering::SeqCst) {
+                        detection.rebalanced();
+                    }
+                    detection.facts(&message)?
+                }
                 None => None,
             };
             // The stage keys by the validated user id (the consumer's key check compares with
