@@ -13,7 +13,8 @@
 # and the instant endpoint runs again. Prints requests/s, latency percentiles, the CPU wrk and
 # Vigil used in each run (together well under two cores' worth means the run was bound by latency,
 # not CPU), the instant/bare ratio and the screening-on/screening-off ratio.
-# Traffic goes only to 127.0.0.1; every wrk run is bounded by DURATION.
+# Traffic goes only to 127.0.0.1; every wrk run is bounded by DURATION. BIN_UNDER_TEST=PATH runs a
+# given binary instead of building one (alternating runs of two builds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION="${1:-15}"

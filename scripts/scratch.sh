@@ -1,9 +1,14 @@
 # Sourced by the scripts that drive a scratch `vigil serve` on loopback (load.sh, fuzz-api.sh),
 # from the repository root with PORT set: builds the release binary ($BIN), makes a temporary
 # directory ($WORK) that is removed on exit with the server ($SERVER) stopped, and defines
-# create_key and wait_ready.
-cargo build --release --locked --quiet
-BIN=target/release/vigil
+# create_key and wait_ready. BIN_UNDER_TEST=PATH runs that binary instead, unbuilt (alternating A/B runs
+# of two builds).
+if [ -n "${BIN_UNDER_TEST:-}" ]; then
+  BIN="$BIN_UNDER_TEST"
+else
+  cargo build --release --locked --quiet
+  BIN=target/release/vigil
+fi
 WORK="$(mktemp -d)"
 trap 'kill "${SERVER:-0}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 

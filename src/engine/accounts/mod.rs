@@ -320,15 +320,23 @@ impl Node {
     fn one_off_senders(&self, from: u32, to: u32) -> impl Iterator<Item = &Peer> {
         self.peers
             .iter()
-            .filter(move |p| p.received == 1 && p.first_in > from && p.first_in <= to)
+            .filter(move |p| one_off_sender(p, from, to))
     }
 
     /// Counterparties this account paid for the first time in (from, to].
     fn new_receivers(&self, from: u32, to: u32) -> impl Iterator<Item = &Peer> {
-        self.peers
-            .iter()
-            .filter(move |p| p.sent >= 1 && p.first_out > from && p.first_out <= to)
+        self.peers.iter().filter(move |p| new_receiver(p, from, to))
     }
+}
+
+/// Whether `peer` paid the account for the first time in (from, to], and only once.
+fn one_off_sender(peer: &Peer, from: u32, to: u32) -> bool {
+    peer.received == 1 && peer.first_in > from && peer.first_in <= to
+}
+
+/// Whether the account paid `peer` for the first time in (from, to].
+fn new_receiver(peer: &Peer, from: u32, to: u32) -> bool {
+    peer.sent >= 1 && peer.first_out > from && peer.first_out <= to
 }
 
 /// Whether `node` paid `cp` exactly once (as far as memory reaches): a relationship that pays
@@ -375,13 +383,16 @@ fn account_key(tenant: i64, account: &str) -> u64 {
     hasher.digest()
 }
 
+/// Counterparties whose distinct count needs a look at the kept payments, in and out: (cp, found).
+type Scratch = (Vec<(u64, u32)>, Vec<(u64, u32)>);
+
 /// The account graph of one partition: every account's recent payments both ways and its
 /// counterparty memory. Owned by one thread; see the module documentation.
 #[derive(Debug, Default)]
 pub struct AccountGraph {
     nodes: FxHashMap<u64, Node>,
     /// Reused per payment (distinct counterparties).
-    scratch: Vec<(u64, u32)>,
+    scratch: Scratch,
     newest: u32,
     observed: u64,
 }
@@ -465,7 +476,7 @@ impl AccountGraph {
         facts
     }
 
-    fn history(&self, key: u64, t: u32, distinct: &mut Vec<(u64, u32)>) -> PartyFacts {
+    fn history(&self, key: u64, t: u32, scratch: &mut Scratch) -> PartyFacts {
         let mut facts = PartyFacts {
             present: true,
             days_since_first_seen: -1.0,
@@ -492,41 +503,46 @@ impl AccountGraph {
             }
         }
         // Distinct counterparties by their newest payment each way dated at or before t: from
-        // the counterparty memory, except for counterparties that also have a payment dated
-        // after t (out of order), whose newest earlier payment is looked up among the kept
-        // payments, newest first.
-        let last_in: fn(&Peer) -> u32 = |p| p.last_in;
-        let last_out: fn(&Peer) -> u32 = |p| p.last_out;
-        for (edges, cps, last_of) in [
-            (&node.in_edges, &mut facts.distinct_senders, last_in),
-            (&node.out_edges, &mut facts.distinct_receivers, last_out),
-        ] {
-            let mut count = |age: u32| {
-                for (w, span) in SPANS.iter().enumerate() {
-                    if age < *span {
-                        cps[w] += 1;
-                    }
-                }
-            };
-            // Counterparties still to look up, sorted by cp as the memory is: (cp, found).
-            distinct.clear();
-            for peer in &node.peers {
-                match last_of(peer) {
-                    0 => {}
-                    last if last <= t => count(t - last),
-                    _ => distinct.push((peer.cp, 0)),
+        // the counterparty memory (one pass for both ways), except for counterparties that also
+        // have a payment dated after t (out of order), whose newest earlier payment is looked up
+        // among the kept payments, newest first.
+        let count = |cps: &mut [u32; 3], age: u32| {
+            for (w, span) in SPANS.iter().enumerate() {
+                if age < *span {
+                    cps[w] += 1;
                 }
             }
-            let mut open = distinct.len();
+        };
+        // Counterparties still to look up, sorted by cp as the memory is: (cp, found).
+        let (later_in, later_out) = scratch;
+        later_in.clear();
+        later_out.clear();
+        for peer in &node.peers {
+            match peer.last_in {
+                0 => {}
+                last if last <= t => count(&mut facts.distinct_senders, t - last),
+                _ => later_in.push((peer.cp, 0)),
+            }
+            match peer.last_out {
+                0 => {}
+                last if last <= t => count(&mut facts.distinct_receivers, t - last),
+                _ => later_out.push((peer.cp, 0)),
+            }
+        }
+        for (edges, cps, later) in [
+            (&node.in_edges, &mut facts.distinct_senders, later_in),
+            (&node.out_edges, &mut facts.distinct_receivers, later_out),
+        ] {
+            let mut open = later.len();
             if open == 0 {
                 continue;
             }
             let before = edges.partition_point(|e| e.ts <= t);
             for edge in edges.range(..before).rev() {
-                if let Ok(i) = distinct.binary_search_by_key(&edge.cp, |d| d.0) {
-                    if distinct[i].1 == 0 {
-                        distinct[i].1 = 1;
-                        count(t - edge.ts);
+                if let Ok(i) = later.binary_search_by_key(&edge.cp, |d| d.0) {
+                    if later[i].1 == 0 {
+                        later[i].1 = 1;
+                        count(cps, t - edge.ts);
                         open -= 1;
                         if open == 0 {
                             break;
@@ -627,31 +643,30 @@ impl AccountGraph {
         let until = t.saturating_add(settings.lateness());
         // Distinct days as a bitmask of days before `until` (the window is at most 90 days).
         let today = until / DAY;
-        let fan = |peers: &mut dyn Iterator<Item = u32>| -> (u32, u32) {
-            let (mut count, mut days) = (0u32, 0u128);
-            for first in peers {
-                count += 1;
-                days |= 1u128 << today.saturating_sub(first / DAY).min(127);
-            }
-            (count, days.count_ones())
-        };
+        let day_bit = |first: u32| 1u128 << today.saturating_sub(first / DAY).min(127);
+        // The payment being observed is already recorded; the party sums from `history` are not.
+        let amount = f64::from((tx.amount as f32).min(f32::MAX));
 
         // Fan-in at the receiver, fan-out at the sender; both fans of the sender for
-        // gather-scatter.
-        for (node, party) in [(r, &mut facts.receiver), (s, &mut facts.sender)] {
-            (party.fan_in, party.fan_in_days) =
-                fan(&mut node.one_off_senders(from, until).map(|p| p.first_in));
-            (party.fan_out, party.fan_out_days) =
-                fan(&mut node.new_receivers(from, until).map(|p| p.first_out));
-            // Money in and out over the 7 days up to t (later-dated payments excluded).
-            let week = |edges: &VecDeque<Edge>| -> f64 {
-                edges
-                    .iter()
-                    .take_while(|e| e.ts <= t)
-                    .filter(|e| t - e.ts < 7 * DAY)
-                    .fold(0.0, |sum, e| sum + f64::from(e.amount))
-            };
-            let (money_in, money_out) = (week(&node.in_edges), week(&node.out_edges));
+        // gather-scatter: one pass over each party's counterparty memory.
+        for (node, party, key) in [(r, &mut facts.receiver, kr), (s, &mut facts.sender, ks)] {
+            let (mut fan_in, mut days_in, mut fan_out, mut days_out) = (0u32, 0u128, 0u32, 0u128);
+            for peer in &node.peers {
+                if one_off_sender(peer, from, until) {
+                    fan_in += 1;
+                    days_in |= day_bit(peer.first_in);
+                }
+                if new_receiver(peer, from, until) {
+                    fan_out += 1;
+                    days_out |= day_bit(peer.first_out);
+                }
+            }
+            (party.fan_in, party.fan_in_days) = (fan_in, days_in.count_ones());
+            (party.fan_out, party.fan_out_days) = (fan_out, days_out.count_ones());
+            // Money in and out over the 7 days up to t (later-dated payments excluded): the
+            // party's sums from before this payment, plus this payment.
+            let money_in = party.in_sum[1] + if key == kr { amount } else { 0.0 };
+            let money_out = party.out_sum[1] + if key == ks { amount } else { 0.0 };
             if money_in > 0.0 {
                 party.pass_through_7d = money_out / money_in;
             }

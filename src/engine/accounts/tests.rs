@@ -238,8 +238,9 @@ fn memory_per_typical_account_stays_under_a_kibibyte() {
 }
 
 proptest! {
-    /// The 24 h and 7 d counts, and the distinct counterparties, equal a brute-force count over
-    /// the payments dated at or before t, whatever order the payments arrived in.
+    /// The 24 h and 7 d counts, the distinct counterparties and the 7-day pass-through ratio of
+    /// both parties equal a brute-force count over the payments dated at or before t, whatever
+    /// order the payments arrived in.
     #[test]
     fn counts_match_a_brute_force_count(
         payments in proptest::collection::vec((0i64..(10 * DAY_MS), 0usize..4, 0usize..4, 1u32..1000), 1..40),
@@ -254,20 +255,31 @@ proptest! {
                 continue;
             }
             graph.observe(1, &payment(&format!("x{i}"), T0_MS + offset, names[*from], names[*to], f64::from(*amount)), &settings);
-            kept.push((T0_MS + offset, *from, *to));
+            kept.push((T0_MS + offset, *from, *to, f64::from(*amount)));
         }
         let t = T0_MS + at;
         let facts = graph.observe(1, &payment("probe", t, "A", "B", 1.0), &settings);
+        // Money out over money in within the 7 days up to t, the probe (1.0 from A to B) included.
+        let week = |ts: i64| ts / 1000 <= t / 1000 && t / 1000 - ts / 1000 < 7 * DAY_MS / 1000;
+        let money = |account: usize, outgoing: bool| -> f64 {
+            kept.iter()
+                .filter(|(ts, f, r, _)| week(*ts) && if outgoing { *f == account } else { *r == account })
+                .map(|(_, _, _, amount)| amount)
+                .sum()
+        };
+        let ratio = |money_in: f64, money_out: f64| if money_in > 0.0 { money_out / money_in } else { 0.0 };
+        prop_assert!((facts.sender.pass_through_7d - ratio(money(0, false), money(0, true) + 1.0)).abs() < 1e-9);
+        prop_assert!((facts.receiver.pass_through_7d - ratio(money(1, false) + 1.0, money(1, true))).abs() < 1e-9);
         for (w, span) in [(W_24H, DAY_MS), (W_7D, 7 * DAY_MS)] {
             let inside = |ts: i64| ts / 1000 <= t / 1000 && t / 1000 - ts / 1000 < span / 1000;
-            let out = kept.iter().filter(|(ts, f, _)| *f == 0 && inside(*ts)).count();
-            let into = kept.iter().filter(|(ts, _, r)| *r == 1 && inside(*ts)).count();
+            let out = kept.iter().filter(|(ts, f, _, _)| *f == 0 && inside(*ts)).count();
+            let into = kept.iter().filter(|(ts, _, r, _)| *r == 1 && inside(*ts)).count();
             prop_assert_eq!(facts.sender.out_count[w] as usize, out);
             prop_assert_eq!(facts.receiver.in_count[w] as usize, into);
             let receivers: std::collections::BTreeSet<usize> =
-                kept.iter().filter(|(ts, f, _)| *f == 0 && inside(*ts)).map(|(_, _, r)| *r).collect();
+                kept.iter().filter(|(ts, f, _, _)| *f == 0 && inside(*ts)).map(|(_, _, r, _)| *r).collect();
             let senders: std::collections::BTreeSet<usize> =
-                kept.iter().filter(|(ts, _, r)| *r == 1 && inside(*ts)).map(|(_, f, _)| *f).collect();
+                kept.iter().filter(|(ts, _, r, _)| *r == 1 && inside(*ts)).map(|(_, f, _, _)| *f).collect();
             prop_assert_eq!(facts.sender.distinct_receivers[w] as usize, receivers.len());
             prop_assert_eq!(facts.receiver.distinct_senders[w] as usize, senders.len());
         }
