@@ -34,6 +34,14 @@ const LEGAL_FORM_WEIGHT: f32 = 0.3;
 const INITIAL_WEIGHT_SHARE: f32 = 0.4;
 /// Weak aliases (UN "low quality", OFAC "weak a.k.a.") score at most this share.
 const WEAK_ALIAS_FACTOR: f32 = 0.90;
+/// A query without original-script (abjad) tokens that matches a listed name written in Arabic
+/// or Hebrew script compares only consonant skeletons, and short vowelless names share a
+/// skeleton with many unrelated Latin names ("Wesley Ward" and «رودي سليــوة», ROODI SLEWA).
+/// Such a match counts only as far as the same entity's own Latin-script names support it: when
+/// the query scores below this (0–1) against every one of them, the cross-script name scores
+/// [`UNSUPPORTED_CROSS_SCRIPT_FACTOR`] of its points.
+const CROSS_SCRIPT_SUPPORT_FLOOR: f32 = 0.6;
+const UNSUPPORTED_CROSS_SCRIPT_FACTOR: f32 = 0.75;
 /// Candidates fully scored per query, best upper bound first.
 const MAX_FULLY_SCORED: usize = 64;
 /// A vocabulary token in more names than this is common: it adds to candidates, never creates
@@ -123,6 +131,7 @@ pub struct ScreenHit {
 pub struct ScreeningIndex {
     lists: Vec<IndexedList>,
     entities: Vec<IndexedEntity>,
+    /// In entity order: an entity's names are adjacent.
     names: Vec<IndexedName>,
     /// Original text of every indexed name, parallel to `names`.
     name_texts: Vec<Box<str>>,
@@ -352,6 +361,10 @@ impl ScreeningIndex {
             });
             index.name_texts.push(text);
         }
+        debug_assert!(
+            index.names.windows(2).all(|w| w[0].entity <= w[1].entity),
+            "names are indexed in entity order (latin_support relies on it)"
+        );
         index.trigrams.shrink_to_fit();
         index.precompute_expansions();
         index
@@ -664,6 +677,7 @@ impl ScreeningIndex {
         candidates.truncate(MAX_FULLY_SCORED);
 
         let query_refs: Vec<&TokenFeatures> = query_tokens.iter().collect();
+        let latin_query = !query_refs.iter().any(|t| t.abjad);
         let query_side = Side {
             tokens: &query_refs,
             weights: &query_weights,
@@ -708,6 +722,16 @@ impl ScreeningIndex {
             if name.weak {
                 name_points *= WEAK_ALIAS_FACTOR;
             }
+            // (Only where the name could still reach the threshold with every bonus.)
+            if latin_query
+                && name_points + BIRTH_YEAR_MATCH + COUNTRY_MATCH >= query.threshold
+                && listed_refs.iter().any(|t| t.abjad)
+                && self
+                    .latin_support(name.entity, &query_side)
+                    .is_some_and(|support| support < CROSS_SCRIPT_SUPPORT_FLOOR)
+            {
+                name_points *= UNSUPPORTED_CROSS_SCRIPT_FACTOR;
+            }
             let entity = &self.entities[name.entity as usize];
             let score = adjust_for_birth_year(name_points, query.birth_year, &entity.birth_years);
             let score = adjust_for_country(score, query.country, &entity.entity.countries);
@@ -736,6 +760,36 @@ impl ScreeningIndex {
         });
         hits.truncate(query.limit);
         hits
+    }
+
+    /// The best score (0–1) of the query against the entity's names written without abjad
+    /// tokens (its publishers' Latin-script forms); `None` when it has none.
+    fn latin_support(&self, entity: u32, query: &Side<'_>) -> Option<f32> {
+        // Names are indexed entity by entity, in entity order.
+        let from = self.names.partition_point(|n| n.entity < entity);
+        let until = self.names.partition_point(|n| n.entity <= entity);
+        let mut best: Option<f32> = None;
+        let mut tokens: Vec<&TokenFeatures> = Vec::with_capacity(MAX_TOKENS);
+        let mut weights: Vec<f32> = Vec::with_capacity(MAX_TOKENS);
+        for name in &self.names[from..until] {
+            tokens.clear();
+            weights.clear();
+            for id in name.tokens.iter() {
+                let vocab = &self.vocab[*id as usize];
+                tokens.push(&vocab.features);
+                weights.push(vocab.weight);
+            }
+            if tokens.is_empty() || tokens.iter().any(|t| t.abjad) {
+                continue;
+            }
+            let listed = Side {
+                tokens: &tokens,
+                weights: &weights,
+            };
+            let score = score_names(query, &listed).score;
+            best = Some(best.map_or(score, |b: f32| b.max(score)));
+        }
+        best
     }
 
     /// Scores two names against each other (0–100) with this index's token weights; tokens the
