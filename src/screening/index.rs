@@ -687,13 +687,7 @@ impl ScreeningIndex {
         let mut hits: Vec<ScreenHit> = Vec::new();
         for (_, name_id) in candidates {
             let name = &self.names[name_id as usize];
-            listed_refs.clear();
-            listed_weights.clear();
-            for id in name.tokens.iter() {
-                let vocab = &self.vocab[*id as usize];
-                listed_refs.push(&vocab.features);
-                listed_weights.push(vocab.weight);
-            }
+            self.listed_side(name, &mut listed_refs, &mut listed_weights);
             // Similarities computed during expansion are reused; a pair expansion did not find is
             // below the floor, except for initials and vowelless tokens, computed here.
             let listed_ids = &name.tokens;
@@ -762,6 +756,22 @@ impl ScreeningIndex {
         hits
     }
 
+    /// Fills `tokens` and `weights` with a listed name's vocabulary tokens and their weights.
+    fn listed_side<'s>(
+        &'s self,
+        name: &IndexedName,
+        tokens: &mut Vec<&'s TokenFeatures>,
+        weights: &mut Vec<f32>,
+    ) {
+        tokens.clear();
+        weights.clear();
+        for id in name.tokens.iter() {
+            let vocab = &self.vocab[*id as usize];
+            tokens.push(&vocab.features);
+            weights.push(vocab.weight);
+        }
+    }
+
     /// The best score (0–1) of the query against the entity's names written without abjad
     /// tokens (its publishers' Latin-script forms); `None` when it has none.
     fn latin_support(&self, entity: u32, query: &Side<'_>) -> Option<f32> {
@@ -772,13 +782,7 @@ impl ScreeningIndex {
         let mut tokens: Vec<&TokenFeatures> = Vec::with_capacity(MAX_TOKENS);
         let mut weights: Vec<f32> = Vec::with_capacity(MAX_TOKENS);
         for name in &self.names[from..until] {
-            tokens.clear();
-            weights.clear();
-            for id in name.tokens.iter() {
-                let vocab = &self.vocab[*id as usize];
-                tokens.push(&vocab.features);
-                weights.push(vocab.weight);
-            }
+            self.listed_side(name, &mut tokens, &mut weights);
             if tokens.is_empty() || tokens.iter().any(|t| t.abjad) {
                 continue;
             }
@@ -1212,6 +1216,58 @@ mod tests {
             .is_empty());
         let wrong = second.cached_expansion_mismatches(&["jonn", "petrof"]);
         assert!(wrong.is_empty(), "stale expansions for {wrong:?}");
+    }
+
+    /// A Latin query matched only through an Arabic-script name keeps its score when the entity
+    /// has no Latin-script name to check it against, and keeps 75 % of it when the entity's
+    /// Latin name does not support it.
+    #[test]
+    fn a_cross_script_match_counts_only_as_far_as_the_latin_names_support_it() {
+        let arabic = "رودي سليوة";
+        let entity = |id: usize, name: &str, aliases: &[&str]| {
+            Arc::new(ListEntity {
+                id: format!("test:{id}"),
+                external_id: id.to_string(),
+                name: name.to_owned(),
+                aliases: aliases
+                    .iter()
+                    .map(|a| super::super::entity::Alias::strong(*a))
+                    .collect(),
+                ..ListEntity::default()
+            })
+        };
+        let index = ScreeningIndex::build(vec![ListInput {
+            list: IndexedList {
+                name: "test".into(),
+                kind: ListKind::Sanction,
+                tenant: None,
+                url: None,
+                title: "Test".into(),
+            },
+            entities: vec![entity(0, arabic, &[]), entity(1, "ROODI SLEWA", &[arabic])],
+        }]);
+        let raw = index.score_pair("Wesley Ward", arabic);
+        assert!(raw >= 80.0, "the skeletons collapse: {raw}");
+        let hits = index.search(&ScreenQuery {
+            name: "Wesley Ward",
+            kind: None,
+            tenant: None,
+            country: None,
+            birth_year: None,
+            threshold: 1.0,
+            limit: 10,
+        });
+        let score_of = |entity: u32| hits.iter().find(|h| h.entity == entity).map(|h| h.score);
+        assert_eq!(
+            score_of(0),
+            Some(raw),
+            "no Latin name: nothing to check against"
+        );
+        let unsupported = score_of(1).expect("still a hit below the threshold");
+        assert!(
+            (unsupported - raw * UNSUPPORTED_CROSS_SCRIPT_FACTOR).abs() < 1e-3,
+            "{unsupported} against {raw}"
+        );
     }
 
     #[test]

@@ -339,6 +339,12 @@ fn new_receiver(peer: &Peer, from: u32, to: u32) -> bool {
     peer.sent >= 1 && peer.first_out > from && peer.first_out <= to
 }
 
+/// A payment's amount as the graph keeps it: f32, with a valid amount beyond f32's range clamped,
+/// never infinite (sums and ratios over it stay finite).
+fn kept_amount(tx: &Transaction) -> f32 {
+    (tx.amount as f32).min(f32::MAX)
+}
+
 /// Whether `node` paid `cp` exactly once (as far as memory reaches): a relationship that pays
 /// again is an ordinary one.
 fn one_off(node: &Node, cp: u64) -> bool {
@@ -568,9 +574,7 @@ impl AccountGraph {
         self.newest = self.newest.max(t);
         let window = settings.window();
         let reference: Arc<str> = Arc::from(tx.reference.as_str());
-        // Kept as f32: a valid amount beyond f32's range is clamped, never infinite (sums and
-        // ratios over it stay finite).
-        let amount = (tx.amount as f32).min(f32::MAX);
+        let amount = kept_amount(tx);
         let mut novel = false;
         for (key, id, outgoing) in [(ks, sender, true), (kr, receiver, false)] {
             let node = self.nodes.entry(key).or_insert_with(|| Node {
@@ -645,7 +649,7 @@ impl AccountGraph {
         let today = until / DAY;
         let day_bit = |first: u32| 1u128 << today.saturating_sub(first / DAY).min(127);
         // The payment being observed is already recorded; the party sums from `history` are not.
-        let amount = f64::from((tx.amount as f32).min(f32::MAX));
+        let amount = f64::from(kept_amount(tx));
 
         // Fan-in at the receiver, fan-out at the sender; both fans of the sender for
         // gather-scatter: one pass over each party's counterparty memory.
@@ -665,8 +669,8 @@ impl AccountGraph {
             (party.fan_out, party.fan_out_days) = (fan_out, days_out.count_ones());
             // Money in and out over the 7 days up to t (later-dated payments excluded): the
             // party's sums from before this payment, plus this payment.
-            let money_in = party.in_sum[1] + if key == kr { amount } else { 0.0 };
-            let money_out = party.out_sum[1] + if key == ks { amount } else { 0.0 };
+            let money_in = party.in_sum[W_7D] + if key == kr { amount } else { 0.0 };
+            let money_out = party.out_sum[W_7D] + if key == ks { amount } else { 0.0 };
             if money_in > 0.0 {
                 party.pass_through_7d = money_out / money_in;
             }
