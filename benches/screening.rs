@@ -129,6 +129,7 @@ fn query(index: &ScreeningIndex, name: &str) -> usize {
             country: None,
             birth_year: None,
             threshold: 80.0,
+            match_threshold: 90.0,
             limit: 10,
         })
         .len()

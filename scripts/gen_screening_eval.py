@@ -893,6 +893,20 @@ class World:
                 return False
         return True
 
+    def exactly_listed(self, name: str) -> bool:
+        """Whether one listed name (any kind) holds every content token of `name` exactly."""
+        q = content_tokens(name)
+        for kind in ("sanction", "pep"):
+            cand = None
+            for t in q:
+                p = self.post[kind].get(t, set())
+                cand = p if cand is None else cand & p
+                if not cand:
+                    break
+            if cand:
+                return True
+        return False
+
     def collides(self, name: str, kind: str, entity_mode: bool = False,
                  ignore_ids: set[str] | None = None) -> str | None:
         """Why a would-be negative might really be a listed name (None when clean)."""
@@ -2212,6 +2226,7 @@ QUERY_TARGETS = {
     "negative-near-name": 110,
     "negative-pep-common-name": 70,
     "negative-pep-shared-token": 30,
+    "negative-synthetic-person": 2000,
 }
 PAIR_TARGETS = {
     "pair-reorder": 80,
@@ -2356,6 +2371,29 @@ class Gen:
                 got += 1
         return got, rejected
 
+    def negative_synthetic_person(self, n, rng, category):
+        """Synthetic customers as a population looks: common first and family names of every
+        culture, screened against all lists. Unlike negative-common-name, a candidate is only
+        rejected when one listed name holds every one of its tokens exactly (a near spelling of
+        a listed name stays in: that is the hard case), so these measure how often ordinary
+        people reach the match threshold."""
+        cultures = list(POOLS)
+        got = rejected = tries = 0
+        while got < n and tries < 100000:
+            tries += 1
+            if rng.random() < 0.3:
+                name = f"{rng.choice(POOLS['english'][0] + US_EXTRA_FIRST)} {rng.choice(POOLS['english'][1] + US_EXTRA_LAST)}"
+            else:
+                name, _ = common_name(rng, rng.choice(cultures))
+                if rng.random() < 0.5:
+                    name = strip_accents(name)
+            if self.w.exactly_listed(name):
+                rejected += 1
+                continue
+            if self.add_query(name, None, [], category, "random first+last name; no listed name holds all its tokens"):
+                got += 1
+        return got, rejected
+
     def negative_from_entity(self, n, rng, kind, category, fns, pair_mode=False, pair_cats=None):
         got = 0
         tries = 0
@@ -2443,6 +2481,8 @@ def build(w: World, rng_seed=SEED) -> tuple[list[dict], dict]:
         Q["negative-near-name"], R("nnear"), "sanction", "negative-near-name",
         [(gen_near_name_person, "individual")] * 3 + [(gen_near_name_entity, "entity")])
     info["negative-pep-common-name"] = g.negative_common(Q["negative-pep-common-name"], R("npep"), "pep", "negative-pep-common-name", american=True)
+    info["negative-synthetic-person"] = g.negative_synthetic_person(
+        Q["negative-synthetic-person"], R("nsynthetic"), "negative-synthetic-person")
     info["negative-pep-shared-token"] = g.negative_from_entity(
         Q["negative-pep-shared-token"], R("npepshared"), "pep", "negative-pep-shared-token",
         [(lambda e, r, ww: gen_shared_token_person(e, r, ww, american=True), "individual")])

@@ -263,8 +263,14 @@ enum ScreenCommand {
         /// Lower-case ISO alpha-2 country filter.
         #[arg(long)]
         country: Option<String>,
+        /// The person's birth year, as a CDD profile would give it.
+        #[arg(long)]
+        birth_year: Option<i32>,
         #[arg(long, default_value_t = 10)]
         limit: usize,
+        /// Print each hit's explanation (matched parts, weights, adjustments) as JSON.
+        #[arg(long)]
+        explain: bool,
     },
 }
 
@@ -568,6 +574,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         &index,
                         &cases,
                         threshold,
+                        match_threshold,
                         vigil::screening::eval::SWEEP,
                     );
                     if json {
@@ -596,8 +603,12 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                             .with_context(|| format!("reading {}", file.display()))?;
                         let cases = vigil::screening::eval::parse_cases(&text)
                             .with_context(|| format!("parsing {}", file.display()))?;
-                        let failures =
-                            vigil::screening::eval::check_cases(&index, &cases, threshold);
+                        let failures = vigil::screening::eval::check_cases(
+                            &index,
+                            &cases,
+                            threshold,
+                            match_threshold,
+                        );
                         total += cases.len();
                         failed += failures.len();
                         for failure in failures {
@@ -619,7 +630,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     kind,
                     threshold,
                     country,
+                    birth_year,
                     limit,
+                    explain,
                 } => {
                     let kind = match kind.as_deref() {
                         None => None,
@@ -632,8 +645,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         kind,
                         tenant: None,
                         country: country.as_deref(),
-                        birth_year: None,
+                        birth_year,
                         threshold,
+                        match_threshold,
                         limit,
                     });
                     for hit in &hits {
@@ -642,6 +656,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                             "{:>5.1}  {:<24} {}  (matched {:?})",
                             hit.score, entity.entity.id, entity.entity.name, hit.matched_name
                         );
+                        if explain {
+                            println!("{}", serde_json::to_string_pretty(&hit.explanation)?);
+                        }
                     }
                     if hits.is_empty() {
                         println!("no match at or above {threshold}");

@@ -184,6 +184,7 @@ pub fn list_record(index: &ScreeningIndex, hit: &ScreenHit, loaded_at: Option<&s
         "searchScore": round1(hit.score),
         "confidenceScore": round3(hit.name_score / 100.0),
         "matchedName": hit.matched_name,
+        "explanation": hit.explanation,
         "remarks": entity.remarks,
     });
     if list.kind == ListKind::Sanction {
@@ -219,6 +220,7 @@ async fn instant(
             country: query.country.as_deref(),
             birth_year: query.birth_year,
             threshold: query.threshold,
+            match_threshold: screener.thresholds().matched,
             limit: MAX_MATCHES,
         });
         // In usize and saturating: a page number near u32::MAX overflowed u32 (a panic in debug
@@ -259,7 +261,12 @@ const SCREEN_NOTE: &str = "Screens a name (any script) against the loaded lists 
     `threshold` (0-100) is the lowest `searchScore` returned; `country` (lower-case ISO alpha-2) \
     leaves out entities tied only to other countries. `count` is the number of matches, `data` \
     the requested page of list records (spec 2.3), best first. Vigil additions: `birthDate`, \
-    `pageNumber`, `pageSize`, and `matchedName`/`remarks` on each record.";
+    `pageNumber`, `pageSize`, and `matchedName`/`remarks`/`explanation` on each record. \
+    `explanation` says how the score came about: `parts` (query part, listed part, `similarity`, \
+    `basis`: exact/initial/nickname/spelling/sound/edits/script/joined, `weight`, the `points` it \
+    adds), `unmatchedQuery` and `unmatchedListed` parts with their weights, and `adjustments` \
+    (`reason`: weakAlias, crossScriptUnsupported, birthYearMatch, birthYearMismatch, \
+    countryMatch, commonName; `points`; `detail`).";
 
 #[utoipa::path(
     post,

@@ -100,6 +100,7 @@ pub fn screen(
             profile.birth_year()
         },
         threshold: thresholds.potential,
+        match_threshold: thresholds.matched,
         limit: 10,
     });
     let best = |kind: ListKind| {
@@ -122,6 +123,7 @@ pub fn screen(
                         matched_name: hit.matched_name.clone(),
                         list: index.list_of(entity).name.clone(),
                         score: (f64::from(hit.score) * 10.0).round() / 10.0,
+                        explanation: Some((*hit.explanation).clone()),
                     }),
                 }
             }

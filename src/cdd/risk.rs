@@ -37,6 +37,9 @@ pub struct ScreenedEntity {
     pub list: String,
     /// 0–100.
     pub score: f64,
+    /// How the score came about (matched parts, weights, adjustments).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explanation: Option<crate::model::decision::MatchExplanation>,
 }
 
 /// One screening (sanctions or PEP) of the customer's name.
@@ -476,6 +479,7 @@ mod tests {
                 matched_name: "Ivan Sidorov".into(),
                 list: "test-sanctions".into(),
                 score: 96.0,
+                explanation: None,
             }),
         };
         let rating = rate(&RiskModel::default(), &low_risk_inputs(), &screening);

@@ -142,6 +142,72 @@ pub struct ScreeningMatch {
     pub score: f32,
     /// "match" or "potential match".
     pub status: String,
+    /// How the score came about: which name parts matched which, what each counted, and what
+    /// raised or lowered it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explanation: Option<MatchExplanation>,
+}
+
+/// Why a name scored what it did against a listed name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MatchExplanation {
+    /// The query name as given.
+    pub query: String,
+    /// The listed name it was scored against.
+    pub matched_name: String,
+    /// Name similarity alone, 0–100: the sum of the parts' `points`.
+    pub name_score: f32,
+    /// Aligned name parts, most points first.
+    pub parts: Vec<PartMatch>,
+    /// Query parts that matched nothing; each counts against the score with its full weight.
+    pub unmatched_query: Vec<UnmatchedPart>,
+    /// Listed parts that matched nothing; each counts against the score with 35 % of its weight
+    /// (lists often carry fuller names than callers type).
+    pub unmatched_listed: Vec<UnmatchedPart>,
+    /// What turned the name score into the final score, in the order applied.
+    pub adjustments: Vec<ScoreAdjustment>,
+    /// The final score, 0–100.
+    pub score: f32,
+}
+
+/// One aligned pair of name parts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PartMatch {
+    /// The query's part (two parts joined with a space when they matched one written as one).
+    pub query: String,
+    /// The listed part.
+    pub listed: String,
+    /// 0–1.
+    pub similarity: f32,
+    /// exact, initial, nickname, spelling, sound, edits, script or joined.
+    pub basis: String,
+    /// The pair's weight: how rare its parts are among every listed name (a shared rare family
+    /// name weighs more than a shared "Mohammed").
+    pub weight: f32,
+    /// What the pair adds to the name score (0–100).
+    pub points: f32,
+}
+
+/// A name part left unmatched.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UnmatchedPart {
+    pub part: String,
+    pub weight: f32,
+}
+
+/// One change from name score to final score.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ScoreAdjustment {
+    /// weakAlias, crossScriptUnsupported, birthYearMatch, birthYearMismatch, countryMatch or
+    /// commonName.
+    pub reason: String,
+    /// The change in points (negative lowers the score).
+    pub points: f32,
+    pub detail: String,
 }
 
 /// Whether a rule decides (active) or is only recorded (shadow).

@@ -428,6 +428,7 @@ impl Aml {
                 country: country.as_deref(),
                 birth_year: None,
                 threshold,
+                match_threshold: screener.thresholds().matched,
                 limit,
             });
             hits.iter()

@@ -167,11 +167,13 @@ struct Scored<'a> {
     scores: Vec<f32>,
 }
 
-/// Runs the cases at `threshold` and over `sweep`.
+/// Runs the cases at `threshold` and over `sweep`; `match_threshold` is the deployment's
+/// (common names without corroboration stay below it).
 pub fn evaluate(
     index: &ScreeningIndex,
     cases: &[EvalCase],
     threshold: f32,
+    match_threshold: f32,
     sweep: &[f32],
 ) -> EvalReport {
     let floor = sweep.iter().copied().fold(threshold, f32::min);
@@ -192,6 +194,7 @@ pub fn evaluate(
                     country: country.as_deref(),
                     birth_year: None,
                     threshold: floor,
+                    match_threshold,
                     limit: 50,
                 });
                 let expected_best = hits
@@ -372,15 +375,26 @@ pub fn case_files(dir: &std::path::Path) -> std::io::Result<Vec<std::path::PathB
 }
 
 /// Fixture mode: every case must come out right at `threshold`. Returns one line per failure.
-pub fn check_cases(index: &ScreeningIndex, cases: &[EvalCase], threshold: f32) -> Vec<String> {
-    let report = evaluate(index, cases, threshold, &[]);
+pub fn check_cases(
+    index: &ScreeningIndex,
+    cases: &[EvalCase],
+    threshold: f32,
+    match_threshold: f32,
+) -> Vec<String> {
+    let report = evaluate(index, cases, threshold, match_threshold, &[]);
     let t = &report.threshold;
     if t.all.fp + t.all.fn_ == 0 {
         return Vec::new();
     }
     let mut failures = Vec::new();
     for case in cases {
-        let one = evaluate(index, std::slice::from_ref(case), threshold, &[]);
+        let one = evaluate(
+            index,
+            std::slice::from_ref(case),
+            threshold,
+            match_threshold,
+            &[],
+        );
         failures.extend(one.misses);
     }
     failures

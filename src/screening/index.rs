@@ -25,8 +25,10 @@ use rphonetic::Encoder;
 use super::entity::{ListEntity, ListKind, NameQuality};
 use super::normalize::{normalize, NormToken, TokenKind};
 use super::score::{
-    score_names, score_names_with, Side, TokenFeatures, MAX_TOKENS, TOKEN_MATCH_FLOOR,
+    explain_names, score_names, score_names_with, Alignment, Side, TokenFeatures, MAX_TOKENS,
+    TOKEN_MATCH_FLOOR, UNMATCHED_LISTED_WEIGHT,
 };
+use crate::model::decision::{MatchExplanation, PartMatch, ScoreAdjustment, UnmatchedPart};
 
 /// Weight of a canonical legal-form token (`ltd`, `llc`, …).
 const LEGAL_FORM_WEIGHT: f32 = 0.3;
@@ -57,6 +59,8 @@ const BIRTH_YEAR_MATCH: f32 = 5.0;
 const BIRTH_YEAR_MISMATCH: f32 = 15.0;
 /// Points added when the caller's country is one of the entity's countries.
 const COUNTRY_MATCH: f32 = 3.0;
+/// Width of the band below the match threshold that common names are compressed into.
+const COMMON_NAME_BAND: f32 = 10.0;
 
 /// A loaded list as the index knows it.
 #[derive(Debug, Clone)]
@@ -111,6 +115,9 @@ pub struct ScreenQuery<'a> {
     pub birth_year: Option<i32>,
     /// 0–100.
     pub threshold: f32,
+    /// The match threshold (0–100): a common full name with no corroborating birth year or
+    /// country stays below it (see [`common_name_ceiling`]).
+    pub match_threshold: f32,
     pub limit: usize,
 }
 
@@ -124,6 +131,28 @@ pub struct ScreenHit {
     pub name_score: f32,
     /// The listed name that matched best.
     pub matched_name: String,
+    /// How the score came about.
+    pub explanation: Box<MatchExplanation>,
+}
+
+/// What scoring one listed name found, kept to explain a hit.
+#[derive(Debug, Clone, Copy)]
+struct Scored {
+    name_id: u32,
+    score: f32,
+    /// Name similarity before any adjustment, 0–100.
+    raw_points: f32,
+    weak: bool,
+    cross_script_unsupported: bool,
+    /// Whether the birth year given agrees with a listed one (`None`: nothing to compare).
+    birth_year_match: Option<bool>,
+    /// Whether the country given is one of the entity's.
+    country_match: bool,
+    /// Points added or removed by the birth year and the country.
+    birth_year: f32,
+    country: f32,
+    /// Points removed because the name is common and nothing corroborates it.
+    common_name: f32,
 }
 
 /// The index over every loaded list.
@@ -661,9 +690,7 @@ impl ScreeningIndex {
             let accumulated_listed = gains.acc_listed.min(name.total_weight);
             let unaligned = (name.total_weight - accumulated_listed).max(0.0);
             let bound = (accumulated_query + accumulated_listed)
-                / (query_weight
-                    + accumulated_listed
-                    + super::score::UNMATCHED_LISTED_WEIGHT * unaligned)
+                / (query_weight + accumulated_listed + UNMATCHED_LISTED_WEIGHT * unaligned)
                     .max(f32::EPSILON);
             if bound < floor {
                 continue;
@@ -684,7 +711,7 @@ impl ScreeningIndex {
         };
         let mut listed_refs: Vec<&TokenFeatures> = Vec::with_capacity(MAX_TOKENS);
         let mut listed_weights: Vec<f32> = Vec::with_capacity(MAX_TOKENS);
-        let mut hits: Vec<ScreenHit> = Vec::new();
+        let mut best: Vec<(u32, Scored)> = Vec::new();
         for (_, name_id) in candidates {
             let name = &self.names[name_id as usize];
             self.listed_side(name, &mut listed_refs, &mut listed_weights);
@@ -712,48 +739,103 @@ impl ScreeningIndex {
                     }
                 },
             );
-            let mut name_points = name_score.score * 100.0;
+            let raw_points = name_score.score * 100.0;
+            let mut name_points = raw_points;
             if name.weak {
                 name_points *= WEAK_ALIAS_FACTOR;
             }
             // (Only where the name could still reach the threshold with every bonus.)
-            if latin_query
+            let cross_script_unsupported = latin_query
                 && name_points + BIRTH_YEAR_MATCH + COUNTRY_MATCH >= query.threshold
                 && listed_refs.iter().any(|t| t.abjad)
                 && self
                     .latin_support(name.entity, &query_side)
-                    .is_some_and(|support| support < CROSS_SCRIPT_SUPPORT_FLOOR)
-            {
+                    .is_some_and(|support| support < CROSS_SCRIPT_SUPPORT_FLOOR);
+            if cross_script_unsupported {
                 name_points *= UNSUPPORTED_CROSS_SCRIPT_FACTOR;
             }
             let entity = &self.entities[name.entity as usize];
-            let score = adjust_for_birth_year(name_points, query.birth_year, &entity.birth_years);
-            let score = adjust_for_country(score, query.country, &entity.entity.countries);
+            let after_birth =
+                adjust_for_birth_year(name_points, query.birth_year, &entity.birth_years);
+            let after_country =
+                adjust_for_country(after_birth, query.country, &entity.entity.countries);
+            let birth_year_match = query.birth_year.and_then(|asked| {
+                (!entity.birth_years.is_empty())
+                    .then(|| entity.birth_years.iter().any(|y| (y - asked).abs() <= 1))
+            });
+            let country_match = query
+                .country
+                .is_some_and(|asked| entity.entity.countries.iter().any(|c| c == asked));
+            let corroborated = birth_year_match == Some(true) || country_match;
+            let score = if name_score.common && !corroborated {
+                common_name_ceiling(after_country, query.match_threshold)
+            } else {
+                after_country
+            };
             if score < query.threshold {
                 continue;
             }
-            match hits.iter_mut().find(|hit| hit.entity == name.entity) {
-                Some(hit) if hit.score >= score => {}
-                Some(hit) => {
-                    hit.score = score;
-                    hit.name_score = name_points;
-                    hit.matched_name = self.name_texts[name_id as usize].to_string();
-                }
-                None => hits.push(ScreenHit {
-                    entity: name.entity,
-                    score,
-                    name_score: name_points,
-                    matched_name: self.name_texts[name_id as usize].to_string(),
-                }),
+            let scored = Scored {
+                name_id,
+                score,
+                raw_points,
+                weak: name.weak,
+                cross_script_unsupported,
+                birth_year_match,
+                country_match,
+                birth_year: after_birth - name_points,
+                country: after_country - after_birth,
+                common_name: score - after_country,
+            };
+            match best.iter_mut().find(|(entity, _)| *entity == name.entity) {
+                Some((_, kept)) if kept.score >= score => {}
+                Some((_, kept)) => *kept = scored,
+                None => best.push((name.entity, scored)),
             }
         }
-        hits.sort_by(|a, b| {
-            b.score
-                .total_cmp(&a.score)
-                .then_with(|| a.entity.cmp(&b.entity))
-        });
-        hits.truncate(query.limit);
-        hits
+        best.sort_by(|a, b| b.1.score.total_cmp(&a.1.score).then_with(|| a.0.cmp(&b.0)));
+        best.truncate(query.limit);
+        best.into_iter()
+            .map(|(entity, scored)| self.hit(entity, &scored, query.name, &query_side))
+            .collect()
+    }
+
+    /// A hit with its explanation (the alignment is computed again, with every pair recorded).
+    fn hit(&self, entity: u32, scored: &Scored, asked: &str, query: &Side<'_>) -> ScreenHit {
+        let name = &self.names[scored.name_id as usize];
+        let mut tokens: Vec<&TokenFeatures> = Vec::with_capacity(MAX_TOKENS);
+        let mut weights: Vec<f32> = Vec::with_capacity(MAX_TOKENS);
+        self.listed_side(name, &mut tokens, &mut weights);
+        let listed = Side {
+            tokens: &tokens,
+            weights: &weights,
+        };
+        let mut alignment = Alignment::default();
+        let explained = explain_names(query, &listed, &mut alignment);
+        let matched_name = self.name_texts[scored.name_id as usize].to_string();
+        let explanation = explanation(
+            asked,
+            &matched_name,
+            query,
+            &listed,
+            &alignment,
+            explained.score,
+            scored,
+        );
+        let mut name_points = scored.raw_points;
+        if scored.weak {
+            name_points *= WEAK_ALIAS_FACTOR;
+        }
+        if scored.cross_script_unsupported {
+            name_points *= UNSUPPORTED_CROSS_SCRIPT_FACTOR;
+        }
+        ScreenHit {
+            entity,
+            score: scored.score,
+            name_score: name_points,
+            matched_name,
+            explanation: Box::new(explanation),
+        }
     }
 
     /// Fills `tokens` and `weights` with a listed name's vocabulary tokens and their weights.
@@ -1012,6 +1094,156 @@ fn adjust_for_country<S: AsRef<str>>(points: f32, asked: Option<&str>, listed: &
     }
 }
 
+/// Scores above `match_threshold − COMMON_NAME_BAND` are compressed into the band below the
+/// match threshold, keeping their order: 100 becomes `match_threshold − 0.5`. A common full name
+/// ("David Scott", "Wang Wei") with no birth year or country to corroborate it is a potential
+/// match at most: many people carry it.
+pub fn common_name_ceiling(points: f32, match_threshold: f32) -> f32 {
+    if match_threshold > 100.0 {
+        // No score reaches it: nothing to keep below.
+        return points;
+    }
+    let low = (match_threshold - COMMON_NAME_BAND).max(0.0);
+    let top = (match_threshold - 0.5).max(low);
+    if points <= low || low >= 100.0 {
+        return points;
+    }
+    low + (points - low) * (top - low) / (100.0 - low)
+}
+
+/// The explanation of one hit, from the recorded alignment and the adjustments applied.
+fn explanation(
+    asked: &str,
+    matched_name: &str,
+    query: &Side<'_>,
+    listed: &Side<'_>,
+    alignment: &Alignment,
+    name_score: f32,
+    scored: &Scored,
+) -> MatchExplanation {
+    let round = |v: f32, places: i32| {
+        let scale = 10f32.powi(places);
+        (v * scale).round() / scale
+    };
+    let texts = |side: &Side<'_>, mask: u32| -> String {
+        let mut out = String::new();
+        for (i, token) in side.tokens.iter().enumerate().take(MAX_TOKENS) {
+            if mask & (1 << i) != 0 {
+                if !out.is_empty() {
+                    out.push(' ');
+                }
+                out.push_str(&token.text);
+            }
+        }
+        out
+    };
+    let nq = query.tokens.len().min(MAX_TOKENS);
+    let nl = listed.tokens.len().min(MAX_TOKENS);
+    let mut used_query = 0u32;
+    let mut used_listed = 0u32;
+    let mut aligned_listed = 0.0f32;
+    for pair in &alignment.pairs {
+        used_query |= pair.query_mask;
+        used_listed |= pair.listed_mask;
+        aligned_listed += pair.listed_weight;
+    }
+    let query_weight: f32 = query.weights[..nq].iter().sum();
+    let listed_weight: f32 = listed.weights[..nl].iter().sum();
+    let denominator = query_weight
+        + aligned_listed
+        + UNMATCHED_LISTED_WEIGHT * (listed_weight - aligned_listed).max(0.0);
+    let mut parts: Vec<PartMatch> = alignment
+        .pairs
+        .iter()
+        .map(|pair| PartMatch {
+            query: texts(query, pair.query_mask),
+            listed: texts(listed, pair.listed_mask),
+            similarity: round(pair.similarity, 3),
+            basis: pair.basis.as_str().to_owned(),
+            weight: round(pair.query_weight + pair.listed_weight, 2),
+            points: if denominator > 0.0 {
+                round(
+                    100.0 * pair.similarity * (pair.query_weight + pair.listed_weight)
+                        / denominator,
+                    1,
+                )
+            } else {
+                0.0
+            },
+        })
+        .collect();
+    parts.sort_by(|a, b| b.points.total_cmp(&a.points));
+    let unmatched = |side: &Side<'_>, n: usize, used: u32| -> Vec<UnmatchedPart> {
+        (0..n)
+            .filter(|i| used & (1 << i) == 0)
+            .map(|i| UnmatchedPart {
+                part: side.tokens[i].text.to_string(),
+                weight: round(side.weights[i], 2),
+            })
+            .collect()
+    };
+    let mut adjustments = Vec::new();
+    let mut points = scored.raw_points;
+    if scored.weak {
+        let after = points * WEAK_ALIAS_FACTOR;
+        adjustments.push(ScoreAdjustment {
+            reason: "weakAlias".into(),
+            points: round(after - points, 1),
+            detail: "the publisher marks this alias as weak or low quality".into(),
+        });
+        points = after;
+    }
+    if scored.cross_script_unsupported {
+        let after = points * UNSUPPORTED_CROSS_SCRIPT_FACTOR;
+        adjustments.push(ScoreAdjustment {
+            reason: "crossScriptUnsupported".into(),
+            points: round(after - points, 1),
+            detail: "matched only through an original-script name, which none of the entity's \
+                     Latin-script names supports"
+                .into(),
+        });
+    }
+    if scored.birth_year_match == Some(true) {
+        adjustments.push(ScoreAdjustment {
+            reason: "birthYearMatch".into(),
+            points: round(scored.birth_year, 1),
+            detail: "the birth year given is within a year of a listed birth date".into(),
+        });
+    } else if scored.birth_year_match == Some(false) {
+        adjustments.push(ScoreAdjustment {
+            reason: "birthYearMismatch".into(),
+            points: round(scored.birth_year, 1),
+            detail: "the birth year given is more than a year from every listed birth date".into(),
+        });
+    }
+    if scored.country_match {
+        adjustments.push(ScoreAdjustment {
+            reason: "countryMatch".into(),
+            points: round(scored.country, 1),
+            detail: "the country given is one of the entity's countries".into(),
+        });
+    }
+    if scored.common_name < 0.0 {
+        adjustments.push(ScoreAdjustment {
+            reason: "commonName".into(),
+            points: round(scored.common_name, 1),
+            detail: "every matched part is a common name and no birth year or country \
+                     corroborates it: a potential match at most"
+                .into(),
+        });
+    }
+    MatchExplanation {
+        query: asked.to_owned(),
+        matched_name: matched_name.to_owned(),
+        name_score: round(name_score * 100.0, 1),
+        parts,
+        unmatched_query: unmatched(query, nq, used_query),
+        unmatched_listed: unmatched(listed, nl, used_listed),
+        adjustments,
+        score: round(scored.score, 1),
+    }
+}
+
 fn adjust_for_birth_year(points: f32, asked: Option<i32>, listed: &[i32]) -> f32 {
     let Some(asked) = asked else {
         return points;
@@ -1255,6 +1487,8 @@ mod tests {
             country: None,
             birth_year: None,
             threshold: 1.0,
+            // "Wesley Ward" is a common name: no ceiling here, this test is about the script.
+            match_threshold: 101.0,
             limit: 10,
         });
         let score_of = |entity: u32| hits.iter().find(|h| h.entity == entity).map(|h| h.score);
@@ -1280,6 +1514,7 @@ mod tests {
             country: None,
             birth_year: None,
             threshold: 50.0,
+            match_threshold: 90.0,
             limit: 10,
         };
         let first = index.search(&query);
@@ -1288,5 +1523,102 @@ mod tests {
             "a near spelling of a listed name must match"
         );
         assert_eq!(index.search(&query), first);
+    }
+    fn query(name: &str, birth_year: Option<i32>) -> ScreenQuery<'_> {
+        ScreenQuery {
+            name,
+            kind: None,
+            tenant: None,
+            country: None,
+            birth_year,
+            threshold: 1.0,
+            match_threshold: 90.0,
+            limit: 10,
+        }
+    }
+
+    /// "David Scott" is a common full name: exact, it is a potential match, not a match, until a
+    /// birth year corroborates it; an uncommon name matched exactly stays at 100.
+    #[test]
+    fn a_common_full_name_without_corroboration_stays_below_the_match_threshold() {
+        let index = ScreeningIndex::build(vec![ListInput {
+            list: IndexedList {
+                name: "test".into(),
+                kind: ListKind::Sanction,
+                tenant: None,
+                url: None,
+                title: "Test".into(),
+            },
+            entities: vec![
+                Arc::new(ListEntity {
+                    id: "test:0".into(),
+                    name: "David Scott".into(),
+                    birth_dates: vec!["1961-03-04".into()],
+                    ..ListEntity::default()
+                }),
+                Arc::new(ListEntity {
+                    id: "test:1".into(),
+                    name: "Qusay Tikriti".into(),
+                    ..ListEntity::default()
+                }),
+            ],
+        }]);
+        let common = index.search(&query("David Scott", None));
+        assert_eq!(common.len(), 1);
+        let score = common[0].score;
+        assert!((80.0..90.0).contains(&score), "{score}");
+        assert_eq!(score, common_name_ceiling(100.0, 90.0));
+        let reasons: Vec<&str> = common[0]
+            .explanation
+            .adjustments
+            .iter()
+            .map(|a| a.reason.as_str())
+            .collect();
+        assert_eq!(reasons, ["commonName"]);
+
+        let corroborated = index.search(&query("David Scott", Some(1961)));
+        assert_eq!(corroborated[0].score, 100.0, "{corroborated:?}");
+        let rare = index.search(&query("Qusay Tikriti", None));
+        assert_eq!(rare[0].score, 100.0);
+        assert!(rare[0].explanation.adjustments.is_empty());
+    }
+
+    #[test]
+    fn the_ceiling_keeps_order_and_leaves_lower_scores_alone() {
+        assert_eq!(common_name_ceiling(75.0, 90.0), 75.0);
+        assert_eq!(common_name_ceiling(80.0, 90.0), 80.0);
+        assert!(common_name_ceiling(95.0, 90.0) < common_name_ceiling(100.0, 90.0));
+        assert!(common_name_ceiling(100.0, 90.0) < 90.0);
+        assert!(common_name_ceiling(100.0, 85.0) < 85.0);
+    }
+
+    /// The explanation accounts for the score: the parts' points add up to the name score, and
+    /// every part of both names is either aligned or listed as unmatched.
+    #[test]
+    fn an_explanation_accounts_for_every_part_and_every_point() {
+        let index = index_of(&["ROBERTO ORELLANA, Jose", "Vladimir Vladimirovich Putin"]);
+        for (asked, parts) in [("Joseph Roberts", 3), ("Putin Vladimir", 3), ("V Putin", 3)] {
+            let hits = index.search(&query(asked, None));
+            let hit = hits.first().unwrap_or_else(|| panic!("{asked}: no hit"));
+            let e = &hit.explanation;
+            let points: f32 = e.parts.iter().map(|p| p.points).sum();
+            assert!(
+                (points - e.name_score).abs() <= 0.1 * e.parts.len() as f32,
+                "{asked}: {points} against {}",
+                e.name_score
+            );
+            let listed_parts: usize = e
+                .parts
+                .iter()
+                .map(|p| p.listed.split(' ').count())
+                .sum::<usize>()
+                + e.unmatched_listed.len();
+            assert_eq!(listed_parts, parts, "{asked}: {e:?}");
+            assert!((e.score - hit.score).abs() < 0.05, "{asked}: {e:?}");
+        }
+        let hits = index.search(&query("Joseph Roberts", None));
+        let e = &hits[0].explanation;
+        assert_eq!(e.unmatched_listed.len(), 1, "{e:?}");
+        assert_eq!(e.unmatched_listed[0].part, "orellana");
     }
 }

@@ -151,6 +151,7 @@ impl ListScreener {
                 country: None,
                 birth_year: None,
                 threshold: self.thresholds.potential,
+                match_threshold: self.thresholds.matched,
                 limit: 10,
             }));
             cache.entries.put((tenant, Box::from(name)), hits.clone());
@@ -186,6 +187,7 @@ impl ListScreener {
                 matched_name: hit.matched_name.clone(),
                 score: (hit.score * 10.0).round() / 10.0,
                 status: self.thresholds.status(hit.score).to_owned(),
+                explanation: Some((*hit.explanation).clone()),
             });
         }
         best

@@ -524,6 +524,25 @@ pub fn are_nicknames(a: &str, b: &str) -> bool {
     })
 }
 
+/// Name parts common in the population (`data/common-names.txt`, written by
+/// `scripts/gen_common_names.py` from the US census name files and the most common names of
+/// other naming cultures). A full name made only of these says little about who someone is.
+static COMMON_NAME_PARTS: &str = include_str!("data/common-names.txt");
+
+/// Whether a normalised token is a common given or family name ("david", "scott", "wang").
+pub fn is_common_name_part(token: &str) -> bool {
+    use std::sync::OnceLock;
+    static SET: OnceLock<rustc_hash::FxHashSet<CompactString>> = OnceLock::new();
+    SET.get_or_init(|| {
+        COMMON_NAME_PARTS
+            .lines()
+            .filter(|line| !line.starts_with('#'))
+            .flat_map(|line| normalize(line).into_iter().map(|t| t.text))
+            .collect()
+    })
+    .contains(token)
+}
+
 /// Whether a token appears in the nickname table at all (as a formal name or a diminutive).
 pub fn in_nickname_table(token: &str) -> bool {
     NICKNAMES

@@ -38,7 +38,12 @@ const NICKNAME_SIMILARITY: f32 = 0.90;
 /// How much an unaligned token of the listed name counts against the score.
 pub const UNMATCHED_LISTED_WEIGHT: f32 = 0.35;
 /// Similarity given to tokens with the same phonetic key or consonant skeleton.
-const KEY_MATCH_SIMILARITY: f32 = 0.90;
+const KEY_MATCH_SIMILARITY: f32 = 0.86;
+/// Tokens with the same key must also be this alike by edits (`1 − edits / length`).
+const KEY_MATCH_MIN_EDIT: f32 = 0.6;
+/// Folded tokens at least this long within a typing error's edit budget keep their
+/// Jaro-Winkler similarity (see [`token_match`]).
+const TYPO_MIN_LENGTH: usize = 8;
 /// Similarity of a vowelless (Arabic-script) token whose skeleton equals the other's.
 const ABJAD_SKELETON_SIMILARITY: f32 = 0.92;
 /// Joined-token similarity needed to align two tokens with one.
@@ -58,6 +63,8 @@ pub struct TokenFeatures {
     pub nickname_of: Option<()>,
     pub phonetic: CompactString,
     pub abjad: bool,
+    /// A common given or family name ([`super::normalize::is_common_name_part`]).
+    pub common: bool,
 }
 
 impl TokenFeatures {
@@ -76,6 +83,7 @@ impl TokenFeatures {
             nickname_of: super::normalize::in_nickname_table(text).then_some(()),
             phonetic,
             abjad,
+            common: super::normalize::is_common_name_part(text),
         }
     }
 
@@ -84,28 +92,90 @@ impl TokenFeatures {
     }
 }
 
+/// Why two tokens are similar, for explanations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Basis {
+    /// The same token.
+    Exact,
+    /// An initial and a name starting with it.
+    Initial,
+    /// A nickname and its formal name.
+    Nickname,
+    /// Spellings that fold to the same form ("ameer" / "amir").
+    Spelling,
+    /// The same sound (Double Metaphone key) or consonant skeleton.
+    Sound,
+    /// A few edits apart (typing errors, close spellings).
+    Edits,
+    /// An original-script (abjad) token against its romanisation, by consonant skeleton.
+    Script,
+    /// Two tokens on one side written as one on the other.
+    Joined,
+    /// Not similar.
+    None,
+}
+
+impl Basis {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Basis::Exact => "exact",
+            Basis::Initial => "initial",
+            Basis::Nickname => "nickname",
+            Basis::Spelling => "spelling",
+            Basis::Sound => "sound",
+            Basis::Edits => "edits",
+            Basis::Script => "script",
+            Basis::Joined => "joined",
+            Basis::None => "none",
+        }
+    }
+}
+
 /// Similarity of two tokens in [0, 1]; 0 when below [`TOKEN_MATCH_FLOOR`].
 pub fn token_similarity(a: &TokenFeatures, b: &TokenFeatures) -> f32 {
+    token_match(a, b).0
+}
+
+/// [`token_similarity`] with the reason for it.
+///
+/// Spellings that are not the same name by folding, nickname or script compare by edits: the
+/// similarity is `1 − edits / length` (optimal string alignment over the folded forms), so one
+/// edit in a short name costs more than one in a long one ("mary"/"mark" 0.75, below the floor;
+/// "davis"/"david" 0.80). A long token (≥ [`TYPO_MIN_LENGTH`]) within the edit budget of a
+/// typing error (`⌊ln(length − 2)⌋` edits, one up to 9 letters, two up to 22) keeps its
+/// Jaro-Winkler similarity instead, because that is how typing errors look. Tokens with the
+/// same sound or consonant skeleton align at [`KEY_MATCH_SIMILARITY`] (transliterations:
+/// "qaddafi"/"gadhafi"), but only when they are also at least [`KEY_MATCH_MIN_EDIT`] alike by
+/// edits: a shared skeleton alone joins "alisha" and "walsh".
+pub fn token_match(a: &TokenFeatures, b: &TokenFeatures) -> (f32, Basis) {
     if a.text == b.text {
-        return 1.0;
+        return (1.0, Basis::Exact);
     }
     if a.is_initial() || b.is_initial() {
         let (initial, full) = if a.is_initial() { (a, b) } else { (b, a) };
         if full.text.len() > 1 && full.text.as_bytes()[0] == initial.text.as_bytes()[0] {
-            return INITIAL_SIMILARITY;
+            return (INITIAL_SIMILARITY, Basis::Initial);
         }
-        return 0.0;
+        return (0.0, Basis::None);
     }
     if a.abjad || b.abjad {
-        return abjad_similarity(a, b);
+        let sim = abjad_similarity(a, b);
+        return (
+            sim,
+            if sim > 0.0 {
+                Basis::Script
+            } else {
+                Basis::None
+            },
+        );
     }
     if (a.nickname_of.is_some() || b.nickname_of.is_some())
         && super::normalize::are_nicknames(&a.text, &b.text)
     {
-        return NICKNAME_SIMILARITY;
+        return (NICKNAME_SIMILARITY, Basis::Nickname);
     }
     if a.folded == b.folded {
-        return FOLDED_SIMILARITY;
+        return (FOLDED_SIMILARITY, Basis::Spelling);
     }
     let mut jw = super::jaro::jaro_winkler(&a.text, &b.text) as f32;
     let shortest = a.text.len().min(b.text.len());
@@ -117,18 +187,44 @@ pub fn token_similarity(a: &TokenFeatures, b: &TokenFeatures) -> f32 {
     }
     if shortest <= 3 {
         // "ali"/"ala", "lee"/"le": short tokens must be nearly identical.
-        return if jw >= 0.92 { jw } else { 0.0 };
+        return if jw >= 0.92 {
+            (jw, Basis::Edits)
+        } else {
+            (0.0, Basis::None)
+        };
     }
+    let (edit, edits, folded_longest) = edit_similarity(&a.folded, &b.folded);
+    let typo_budget = ((folded_longest as f32 - 2.0).max(1.0)).ln().floor() as usize;
+    let by_edits = if folded_longest >= TYPO_MIN_LENGTH && edits <= typo_budget {
+        jw.max(edit)
+    } else {
+        edit
+    };
     let same_skeleton = a.skeleton.len() >= 3 && a.skeleton == b.skeleton;
     let same_phonetic = shortest >= 5 && a.phonetic.len() >= 3 && a.phonetic == b.phonetic;
-    if jw >= 0.70 && (same_skeleton || same_phonetic) {
-        return jw.max(KEY_MATCH_SIMILARITY);
+    if jw >= 0.70 && (same_skeleton || same_phonetic) && edit >= KEY_MATCH_MIN_EDIT {
+        return if by_edits >= KEY_MATCH_SIMILARITY {
+            (by_edits, Basis::Edits)
+        } else {
+            (KEY_MATCH_SIMILARITY, Basis::Sound)
+        };
     }
-    if jw < JARO_WINKLER_ONLY_FLOOR {
-        0.0
+    if jw < JARO_WINKLER_ONLY_FLOOR || by_edits < TOKEN_MATCH_FLOOR {
+        (0.0, Basis::None)
     } else {
-        jw
+        (by_edits, Basis::Edits)
     }
+}
+
+/// `1 − edits / longer length` over characters, the edits (optimal string alignment: a
+/// transposition is one edit), and the longer length.
+fn edit_similarity(a: &str, b: &str) -> (f32, usize, usize) {
+    let longest = a.chars().count().max(b.chars().count());
+    if longest == 0 {
+        return (0.0, 0, 0);
+    }
+    let edits = strsim::osa_distance(a, b);
+    (1.0 - edits as f32 / longest as f32, edits, longest)
 }
 
 /// Vowelless tokens compare by consonant skeleton only.
@@ -178,10 +274,31 @@ pub struct NameScore {
     pub score: f32,
     /// Query tokens aligned with something.
     pub aligned_query_tokens: u32,
+    /// Every aligned query token that is a name (not an initial) is a common given or family
+    /// name, and at least one is: a name like "David Scott" that many people carry.
+    pub common: bool,
 }
 
 /// At most this many tokens per side take part in alignment (longer names are truncated).
 pub const MAX_TOKENS: usize = 16;
+
+/// One aligned pair of an [`Alignment`]: token positions as bit masks (two bits for a joined
+/// pair), the similarity and the weights it carried.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AlignedPair {
+    pub query_mask: u32,
+    pub listed_mask: u32,
+    pub similarity: f32,
+    pub basis: Basis,
+    pub query_weight: f32,
+    pub listed_weight: f32,
+}
+
+/// The pairs an alignment chose, for explanations; unaligned tokens are those in no mask.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Alignment {
+    pub pairs: Vec<AlignedPair>,
+}
 
 struct Edge {
     query_mask: u32,
@@ -206,12 +323,32 @@ pub fn score_names_with(
     listed: &Side<'_>,
     similarity: impl Fn(usize, usize) -> f32,
 ) -> NameScore {
+    align_names(query, listed, similarity, None)
+}
+
+/// [`score_names`], recording the chosen pairs in `alignment`.
+pub fn explain_names(query: &Side<'_>, listed: &Side<'_>, alignment: &mut Alignment) -> NameScore {
+    align_names(
+        query,
+        listed,
+        |i, j| token_similarity(query.tokens[i], listed.tokens[j]),
+        Some(alignment),
+    )
+}
+
+fn align_names(
+    query: &Side<'_>,
+    listed: &Side<'_>,
+    similarity: impl Fn(usize, usize) -> f32,
+    mut record: Option<&mut Alignment>,
+) -> NameScore {
     let nq = query.tokens.len().min(MAX_TOKENS);
     let nl = listed.tokens.len().min(MAX_TOKENS);
     if nq == 0 || nl == 0 {
         return NameScore {
             score: 0.0,
             aligned_query_tokens: 0,
+            common: false,
         };
     }
     let mut edges: Vec<Edge> = Vec::with_capacity(nq * 2);
@@ -219,14 +356,14 @@ pub fn score_names_with(
         for j in 0..nl {
             let sim = similarity(i, j);
             if sim > 0.0 {
-                push_edge(
-                    &mut edges,
-                    1 << i,
-                    1 << j,
-                    sim,
-                    query.weights[i],
-                    listed.weights[j],
-                );
+                let (mut wq, mut wl) = (query.weights[i], listed.weights[j]);
+                if query.tokens[i].is_initial() != listed.tokens[j].is_initial() {
+                    // A name against an initial ("Adam" / "A.") is only as strong as the
+                    // initial: the name's own weight stays in the denominator, mostly unmet.
+                    let initial = wq.min(wl);
+                    (wq, wl) = (initial, initial);
+                }
+                push_edge(&mut edges, 1 << i, 1 << j, sim, wq, wl);
             }
         }
     }
@@ -265,6 +402,26 @@ pub fn score_names_with(
         used_listed |= edge.listed_mask;
         numerator += edge.sim * (edge.query_weight + edge.listed_weight);
         aligned_listed_weight += edge.listed_weight;
+        if let Some(alignment) = record.as_deref_mut() {
+            let single = edge.query_mask.count_ones() == 1 && edge.listed_mask.count_ones() == 1;
+            let basis = if single {
+                let (i, j) = (
+                    edge.query_mask.trailing_zeros() as usize,
+                    edge.listed_mask.trailing_zeros() as usize,
+                );
+                token_match(query.tokens[i], listed.tokens[j]).1
+            } else {
+                Basis::Joined
+            };
+            alignment.pairs.push(AlignedPair {
+                query_mask: edge.query_mask,
+                listed_mask: edge.listed_mask,
+                similarity: edge.sim,
+                basis,
+                query_weight: edge.query_weight,
+                listed_weight: edge.listed_weight,
+            });
+        }
     }
     let query_weight: f32 = query.weights[..nq].iter().sum();
     let listed_weight: f32 = listed.weights[..nl].iter().sum();
@@ -276,9 +433,18 @@ pub fn score_names_with(
     } else {
         0.0
     };
+    let mut named = 0u32;
+    let mut common = true;
+    for (i, token) in query.tokens[..nq].iter().enumerate() {
+        if used_query & (1 << i) != 0 && !token.is_initial() {
+            named += 1;
+            common &= token.common;
+        }
+    }
     NameScore {
         score,
         aligned_query_tokens: used_query.count_ones(),
+        common: common && named > 0,
     }
 }
 
@@ -299,6 +465,10 @@ fn joined_similarity(
     second: &TokenFeatures,
     whole: &TokenFeatures,
 ) -> Option<f32> {
+    if first.is_initial() || second.is_initial() || whole.is_initial() {
+        // "Mary E." is not "Marye": an initial stands for a name of its own.
+        return None;
+    }
     if first.abjad || second.abjad || whole.abjad {
         // "عبد الله" (two tokens) against "Abdullah": compare joined skeletons.
         let (a, b, w) = (abjad_key(first), abjad_key(second), abjad_key(whole));
@@ -420,5 +590,78 @@ mod tests {
                 prop_assert!((0.0..=1.0).contains(&ab));
             }
         });
+    }
+    fn token(text: &str) -> TokenFeatures {
+        features(text).remove(0)
+    }
+
+    /// One edit costs a short name more than a long one; a typing error in a long name keeps
+    /// matching; a shared consonant skeleton alone does not make two names the same.
+    #[test]
+    fn edits_weigh_by_length_and_skeletons_need_support() {
+        let sim = |a: &str, b: &str| token_similarity(&token(a), &token(b));
+        assert_eq!(sim("mary", "mark"), 0.0);
+        assert!(sim("davis", "david") <= 0.8 + 1e-6);
+        assert!(
+            sim("vorobiev", "vorobiov") >= 0.88,
+            "{}",
+            sim("vorobiev", "vorobiov")
+        );
+        assert!(sim("supporrt", "support") >= 0.88);
+        assert_eq!(sim("alisha", "walsh"), 0.0);
+        assert_eq!(sim("lawson", "wilson"), 0.0);
+        assert!(sim("qaddafi", "gadhafi") >= 0.85);
+        assert_eq!(
+            token_match(&token("smith"), &token("smith")).1,
+            Basis::Exact
+        );
+    }
+
+    #[test]
+    fn an_initial_supports_a_name_only_as_far_as_an_initial_weighs() {
+        // Weights as the index gives them: a name weighs more than an initial.
+        let q = features("Adam Davis");
+        let l = features("Susan A Davis");
+        let qr: Vec<&TokenFeatures> = q.iter().collect();
+        let lr: Vec<&TokenFeatures> = l.iter().collect();
+        let with = |wq: Vec<f32>, wl: Vec<f32>| {
+            score_names(
+                &Side {
+                    tokens: &qr,
+                    weights: &wq,
+                },
+                &Side {
+                    tokens: &lr,
+                    weights: &wl,
+                },
+            )
+            .score
+        };
+        let weighted = with(vec![8.0, 8.0], vec![8.0, 3.0, 8.0]);
+        assert!(weighted < 0.8, "{weighted}");
+    }
+
+    #[test]
+    fn common_is_set_only_when_every_aligned_name_is_common() {
+        let score = |a: &str, b: &str| {
+            let fa = features(a);
+            let fb = features(b);
+            let ra: Vec<&TokenFeatures> = fa.iter().collect();
+            let rb: Vec<&TokenFeatures> = fb.iter().collect();
+            let (wa, wb) = (vec![1.0; ra.len()], vec![1.0; rb.len()]);
+            score_names(
+                &Side {
+                    tokens: &ra,
+                    weights: &wa,
+                },
+                &Side {
+                    tokens: &rb,
+                    weights: &wb,
+                },
+            )
+        };
+        assert!(score("David Scott", "Scott, David").common);
+        assert!(!score("Saddam Hussein", "Saddam Hussein al-Tikriti").common);
+        assert!(!score("Qwzx Yvvq", "Qwzx Yvvq").common);
     }
 }

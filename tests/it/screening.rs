@@ -215,13 +215,28 @@ async fn transactions_screen_both_parties_and_rules_act_on_the_result() {
     assert_eq!(found["entityId"], "test-sanctions:S1");
     assert_eq!(found["status"], "match");
     assert!(found["score"].as_f64().is_some_and(|s| s >= 90.0));
+    // The match explains itself: every part of the listed name aligned, and no adjustment.
+    let explanation = &found["explanation"];
+    assert_eq!(
+        explanation["parts"].as_array().map(Vec::len),
+        Some(3),
+        "{body}"
+    );
+    assert_eq!(explanation["adjustments"], json!([]), "{body}");
 
+    // Every part of "Amina Bello Yusuf" is a common name and nothing corroborates the PEP hit:
+    // a potential match at most, and the explanation says why.
     let mut payment = tx("s-2", "u-2", 100.0, "2026-03-02T10:00:00Z");
     payment["screeningData"] =
         json!({"senderName": "Amina Bello Yusuf", "receiverName": "Chidi Okafor"});
     let (_, body) = h.instant(&key, &payment).await;
     assert_eq!(
-        body["data"]["screening"]["sender"]["pep"], "match",
+        body["data"]["screening"]["sender"]["pep"], "potential match",
+        "{body}"
+    );
+    assert_eq!(
+        body["data"]["screeningMatches"][0]["explanation"]["adjustments"][0]["reason"],
+        "commonName",
         "{body}"
     );
     assert_eq!(body["data"]["action"]["result"], "review");
@@ -413,6 +428,7 @@ async fn a_list_downloaded_from_its_url_loads_and_a_broken_download_keeps_the_ol
                 country: None,
                 birth_year: None,
                 threshold: 85.0,
+                match_threshold: 90.0,
                 limit: 5,
             })
             .len()
